@@ -1,0 +1,2 @@
+// Package detect finds deadlocks among locksmith locks.
+package detect

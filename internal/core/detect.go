@@ -1,0 +1,267 @@
+package core
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Detection modes; package detect documents them.
+const (
+	ModeOff int32 = iota
+	ModeCycles
+	ModeOrder
+)
+
+var mode atomic.Int32
+
+func init() { mode.Store(ModeCycles) }
+
+// Mode returns the detection mode in force.
+func Mode() int32 { return mode.Load() }
+
+// SetMode sets the detection mode (package detect calls it).
+func SetMode(m int32) { mode.Store(m) }
+
+// OrderOn reports whether lock-order bookkeeping is on. The lock fast paths
+// call it on every acquisition and release: one load of a word that is
+// only written when the configuration changes.
+func OrderOn() bool { return mode.Load() == ModeOrder }
+
+// Engine is what package detect installs: report building and the
+// lock-order graph. Methods are called without any core lock held.
+type Engine interface {
+	// Deadlock receives a verified wait-for cycle that the calling
+	// goroutine (cycle[0].G) would close, and returns the error that
+	// Lock panics with and LockContext returns.
+	Deadlock(cycle []Step) error
+	// Acquired and Released are called in Order mode only.
+	Acquired(l *Lock, k *Kind, g int64, try bool)
+	Released(l *Lock, g int64)
+	// Forget is called when a lock that had metadata is garbage collected.
+	Forget(id uint64)
+}
+
+var engine Engine
+
+// SetEngine installs e. It must be called during package initialisation.
+func SetEngine(e Engine) { engine = e }
+
+// Acquired and Released forward Order-mode bookkeeping to the engine.
+func Acquired(l *Lock, k *Kind, g int64, try bool) { engine.Acquired(l, k, g, try) }
+func Released(l *Lock, g int64)                    { engine.Released(l, g) }
+
+// Meta is a lock's identity for detection. It is created the first time
+// detection needs it, and holds no pointer to the lock, so the lock can be
+// collected; its ID is then passed to Engine.Forget.
+type Meta struct {
+	ID   uint64
+	Kind *Kind
+	Addr uintptr
+	name atomic.Pointer[string]
+	site atomic.Pointer[string]
+}
+
+var nextID atomic.Uint64
+
+// Meta returns l's metadata, creating it on first use.
+func (l *Lock) Meta(k *Kind) *Meta {
+	if m := l.meta.Load(); m != nil {
+		return m
+	}
+	m := &Meta{ID: nextID.Add(1), Kind: k, Addr: uintptr(unsafe.Pointer(l))}
+	if !l.meta.CompareAndSwap(nil, m) {
+		return l.meta.Load()
+	}
+	runtime.AddCleanup(l, forget, m.ID)
+	return m
+}
+
+// PeekMeta returns l's metadata or nil, without creating it.
+func (l *Lock) PeekMeta() *Meta { return l.meta.Load() }
+
+func forget(id uint64) {
+	if engine != nil {
+		engine.Forget(id)
+	}
+}
+
+// Name returns the name given with SetName, or "".
+func (m *Meta) Name() string {
+	if p := m.name.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// SetName names the lock in reports.
+func (m *Meta) SetName(s string) { m.name.Store(&s) }
+
+// Site returns where the lock was first locked, if recorded.
+func (m *Meta) Site() string {
+	if p := m.site.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// SetSiteOnce records the first-lock site; later calls do nothing.
+func (m *Meta) SetSiteOnce(s string) { m.site.CompareAndSwap(nil, &s) }
+
+// --- The registry of blocked goroutines -------------------------------
+
+const shards = 64
+
+type shard struct {
+	mu sync.Mutex
+	m  map[int64]*waiter
+	_  [40]byte // keep shards on separate cache lines
+}
+
+var (
+	registry [shards]shard
+	epochs   atomic.Uint64
+)
+
+func shardOf(g int64) *shard { return &registry[uint64(g)%shards] }
+
+func register(w *waiter) {
+	s := shardOf(w.g)
+	s.mu.Lock()
+	if s.m == nil {
+		s.m = make(map[int64]*waiter)
+	}
+	w.epoch = epochs.Add(1)
+	w.since = nanotime()
+	s.m[w.g] = w
+	s.mu.Unlock()
+}
+
+func unregister(w *waiter) {
+	s := shardOf(w.g)
+	s.mu.Lock()
+	if s.m[w.g] == w {
+		delete(s.m, w.g)
+	}
+	s.mu.Unlock()
+}
+
+// waitingOn returns what g is blocked on, with the registration's epoch.
+func waitingOn(g int64) (l *Lock, k *Kind, epoch uint64) {
+	s := shardOf(g)
+	s.mu.Lock()
+	w := s.m[g]
+	if w != nil {
+		l, k, epoch = w.lock, w.kind, w.epoch
+	}
+	s.mu.Unlock()
+	return l, k, epoch
+}
+
+var start = time.Now()
+
+func nanotime() int64 { return int64(time.Since(start)) }
+
+// Now returns the clock that WaitInfo.Since is measured on.
+func Now() int64 { return nanotime() }
+
+// Step is one edge pair of a wait-for cycle: goroutine G waits for Lock,
+// which is held by the next step's goroutine (the last step's lock is held
+// by the first step's goroutine).
+type Step struct {
+	G     int64
+	Lock  *Lock
+	Kind  *Kind
+	epoch uint64
+}
+
+// maxWalk bounds a walk; a longer chain is not reported.
+const maxWalk = 4096
+
+// walk follows lock -> owner -> lock that owner waits for ... from w and
+// returns the cycle if it comes back to w's goroutine.
+func walk(w *waiter) []Step {
+	cycle := []Step{{G: w.g, Lock: w.lock, Kind: w.kind, epoch: w.epoch}}
+	l := w.lock
+	for range maxWalk {
+		o := l.Owner()
+		switch o {
+		case 0:
+			return nil
+		case w.g:
+			return cycle
+		}
+		next, k, epoch := waitingOn(o)
+		if next == nil {
+			return nil
+		}
+		for _, s := range cycle {
+			if s.G == o {
+				return nil // a cycle that does not include w.g: not ours to report
+			}
+		}
+		cycle = append(cycle, Step{G: o, Lock: next, Kind: k, epoch: epoch})
+		l = next
+	}
+	return nil
+}
+
+// checkCycle walks twice and reports only a cycle seen identically both
+// times. Why that suffices: every goroutine in the cycle other than the
+// caller was registered with the same epoch at its read in the first walk
+// and at its read in the second, so it was blocked, without releasing
+// anything, for the whole interval between; each owner read of the second
+// walk falls inside the interval of the goroutine it names. So at the
+// instant between the two walks every edge held at once: a real deadlock,
+// which then cannot go away by itself.
+func checkCycle(w *waiter) error {
+	first := walk(w)
+	if first == nil {
+		return nil
+	}
+	second := walk(w)
+	if len(second) != len(first) {
+		return nil
+	}
+	for i := range first {
+		if first[i] != second[i] {
+			return nil
+		}
+	}
+	if engine == nil {
+		return nil
+	}
+	return engine.Deadlock(first)
+}
+
+// WaitInfo describes one goroutine blocked on a locksmith lock.
+type WaitInfo struct {
+	G     int64
+	Lock  *Lock
+	Kind  *Kind
+	Since int64 // on the Now clock
+	w     *waiter
+}
+
+// MarkTimedOut records that a wait-timeout report was made for this wait
+// and reports whether this call was the first to do so.
+func (wi WaitInfo) MarkTimedOut() bool { return wi.w.timed.CompareAndSwap(false, true) }
+
+// Waiting calls f for every goroutine blocked on a locksmith lock, without
+// holding any registry lock while f runs.
+func Waiting(f func(WaitInfo)) {
+	var all []WaitInfo
+	for i := range registry {
+		s := &registry[i]
+		s.mu.Lock()
+		for _, w := range s.m {
+			all = append(all, WaitInfo{G: w.g, Lock: w.lock, Kind: w.kind, Since: w.since, w: w})
+		}
+		s.mu.Unlock()
+	}
+	for _, wi := range all {
+		f(wi)
+	}
+}

@@ -1,0 +1,315 @@
+package core
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Kind describes a lock type for reports: its name as users write it.
+type Kind struct {
+	Name      string // "mutex.Mutex"
+	Reentrant bool
+}
+
+var (
+	KindMutex   = &Kind{Name: "mutex.Mutex"}
+	KindMonitor = &Kind{Name: "monitor.Monitor", Reentrant: true}
+)
+
+// Lock is an owner-tracking lock word plus a queue of parked waiters.
+// The zero value is an unlocked lock. It is not reentrant: re-entry is the
+// wrapper's business (monitor.Monitor counts holds itself).
+//
+// The state word packs, as sync.Mutex's does:
+//
+//	bits 2..63  the holder's goroutine ID, or 0 when free
+//	bit 1       woken: a waiter was dequeued and sent a token, and has not
+//	            yet either taken the lock or gone back to the queue; while
+//	            it is set, Release wakes nobody else (sync.Mutex's mutexWoken)
+//	bit 0       waiting: the queue is not empty (changed only under mu)
+//
+// Invariants:
+//   - the owner bits change only by CompareAndSwap, so exactly one goroutine
+//     wins a free lock and only the holder can free it;
+//   - waiting is set, under mu, by the same CompareAndSwap that is a waiter's
+//     last look at the owner before it queues, so a Release either sees the
+//     waiter (its fast CompareAndSwap fails and it wakes one) or happened
+//     before that look (which then finds the lock free): no lost wakeup;
+//   - the woken waiter clears woken in the CompareAndSwap that takes the
+//     lock or re-queues it, so a Release that skipped waking is followed
+//     by a retry or a later Release that wakes.
+type Lock struct {
+	state atomic.Int64
+	mu    sync.Mutex // guards head, tail and the links of queued waiters
+	head  *waiter
+	tail  *waiter
+	meta  atomic.Pointer[Meta] // detection metadata, created on first need
+}
+
+const (
+	flagWaiting = 1 << iota
+	flagWoken
+	ownerShift = iota
+	flagMask   = 1<<ownerShift - 1
+)
+
+// waiter is a goroutine parked in Lock's slow path.
+//
+// Rejected alternative: pooling waiters (and their channels) across calls.
+// A channel created inside a testing/synctest bubble must not be used from
+// outside it, and a goroutine is durably blocked only on a channel created
+// in its own bubble, so each slow-path entry makes its own channel. The
+// allocation happens only when a goroutine is about to park, which costs
+// far more than the allocation.
+type waiter struct {
+	g     int64
+	lock  *Lock
+	kind  *Kind
+	ch    chan struct{} // buffered(1): a token means "woken, retry"
+	prev  *waiter       // guarded by lock.mu
+	next  *waiter       // guarded by lock.mu
+	inq   bool          // guarded by lock.mu: in lock's queue
+	epoch uint64        // set by register, read by walkers under the shard lock
+	since int64         // when the goroutine started to wait (nanotime)
+	timed atomic.Bool   // a wait-timeout report was made for this wait
+}
+
+// Owner returns the goroutine ID of the holder, or 0.
+func (l *Lock) Owner() int64 { return l.state.Load() >> ownerShift }
+
+// FastAcquire takes the lock for g if it is free and nobody waits: the
+// uncontended fast path, one CompareAndSwap.
+func (l *Lock) FastAcquire(g int64) bool { return l.state.CompareAndSwap(0, g<<ownerShift) }
+
+// TryAcquire takes the lock for g if it is free, whatever the queue.
+func (l *Lock) TryAcquire(g int64) bool {
+	return l.FastAcquire(g) || l.tryAcquire(g, 0)
+}
+
+// tryAcquire takes the lock if it is free, clearing the flags in clear in
+// the same step. It reads before it writes, so that spinning waiters do not
+// keep stealing the cache line from the holder.
+func (l *Lock) tryAcquire(g int64, clear int64) bool {
+	for {
+		s := l.state.Load()
+		if s>>ownerShift != 0 {
+			return false
+		}
+		if l.state.CompareAndSwap(s, s&^clear|g<<ownerShift) {
+			return true
+		}
+	}
+}
+
+// Release frees the lock if g holds it and reports whether it did; it
+// changes nothing when g is not the holder.
+func (l *Lock) Release(g int64) bool {
+	return l.state.CompareAndSwap(g<<ownerShift, 0) || l.releaseSlow(g)
+}
+
+func (l *Lock) releaseSlow(g int64) bool {
+	for {
+		s := l.state.Load()
+		if s>>ownerShift != g {
+			return false
+		}
+		n := s & flagMask
+		wake := s&flagWaiting != 0 && s&flagWoken == 0
+		if wake {
+			n |= flagWoken
+		}
+		if l.state.CompareAndSwap(s, n) {
+			if wake {
+				l.wakeOne()
+			}
+			return true
+		}
+	}
+}
+
+// Acquire blocks until g holds the lock. ctx may be nil for a wait that
+// cannot be cancelled. On failure (ctx done, or the wait would close a
+// deadlock cycle) it returns the error and g does not hold the lock.
+// The caller has already tried the fast path and checked for re-entry.
+func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
+	if spin(l, g) {
+		return nil
+	}
+	w := &waiter{g: g, lock: l, kind: k, ch: make(chan struct{}, 1)}
+	var done <-chan struct{}
+	if ctx != nil {
+		done = ctx.Done()
+	}
+	registered := false
+	defer func() {
+		if registered {
+			unregister(w)
+		}
+	}()
+	var clear int64 // flagWoken once this waiter has been woken
+	for {
+		l.mu.Lock()
+		if l.queueOrAcquire(g, clear) {
+			l.mu.Unlock()
+			return nil
+		}
+		// A waiter that was woken and lost the race goes back to the front,
+		// so barging cannot push it to the end of the line every time.
+		l.enqueue(w, clear != 0)
+		l.mu.Unlock()
+
+		if Mode() != ModeOff {
+			if !registered {
+				register(w)
+				registered = true
+			}
+			if err := checkCycle(w); err != nil {
+				l.abandon(w)
+				return err
+			}
+		}
+		select {
+		case <-w.ch:
+			clear = flagWoken
+			if l.tryAcquire(g, flagWoken) {
+				return nil
+			}
+		case <-done:
+			l.abandon(w)
+			return ctx.Err()
+		}
+	}
+}
+
+// queueOrAcquire, under mu, either takes the free lock or sets waiting, in
+// one CompareAndSwap, clearing the flags in clear either way.
+func (l *Lock) queueOrAcquire(g int64, clear int64) bool {
+	for {
+		s := l.state.Load()
+		if s>>ownerShift == 0 {
+			if l.state.CompareAndSwap(s, s&^clear|g<<ownerShift) {
+				return true
+			}
+			continue
+		}
+		if l.state.CompareAndSwap(s, s&^clear|flagWaiting) {
+			return false
+		}
+	}
+}
+
+// spin makes a few bounded attempts before parking; sync.Mutex spins about
+// as long (4 rounds of 30 pauses). On a single P spinning only delays the
+// holder, so it is skipped.
+func spin(l *Lock, g int64) bool {
+	if runtime.GOMAXPROCS(0) == 1 {
+		return false
+	}
+	for i := 0; i < 4; i++ {
+		for j := 0; j < 30 && l.state.Load()>>ownerShift != 0; j++ {
+		}
+		if l.tryAcquire(g, 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// wakeOne sends a token to the first waiter. The caller has set woken.
+func (l *Lock) wakeOne() {
+	l.mu.Lock()
+	w := l.head
+	if w == nil {
+		// The last waiter left before we got here: nobody to wake.
+		l.clearFlags(flagWoken)
+		l.mu.Unlock()
+		return
+	}
+	l.remove(w)
+	l.mu.Unlock()
+	w.ch <- struct{}{} // buffered: never blocks
+}
+
+func (l *Lock) clearFlags(f int64) {
+	for {
+		s := l.state.Load()
+		if s&f == 0 || l.state.CompareAndSwap(s, s&^f) {
+			return
+		}
+	}
+}
+
+// abandon takes w out of the wait, for a cancelled or refused waiter. If a
+// token was already on its way to w, w is the woken waiter and owes the
+// lock a wakeup: if the lock is free with others waiting, it wakes the
+// next one in its place (keeping woken set); otherwise it clears woken, and
+// the holder's Release will wake. This is x/sync/semaphore's rule: a grant
+// that arrives after cancellation is handed on, never dropped.
+func (l *Lock) abandon(w *waiter) {
+	l.mu.Lock()
+	if w.inq {
+		l.remove(w)
+		l.mu.Unlock()
+		return
+	}
+	l.mu.Unlock()
+	<-w.ch // sent by wakeOne right after it dequeued w
+	for {
+		s := l.state.Load()
+		if s>>ownerShift == 0 && s&flagWaiting != 0 {
+			l.wakeOne()
+			return
+		}
+		if l.state.CompareAndSwap(s, s&^flagWoken) {
+			return
+		}
+	}
+}
+
+func (l *Lock) enqueue(w *waiter, front bool) {
+	w.inq = true
+	switch {
+	case l.head == nil:
+		w.prev, w.next = nil, nil
+		l.head, l.tail = w, w
+	case front:
+		w.prev, w.next = nil, l.head
+		l.head.prev = w
+		l.head = w
+	default:
+		w.prev, w.next = l.tail, nil
+		l.tail.next = w
+		l.tail = w
+	}
+}
+
+// remove unlinks a queued waiter and drops the count it added.
+func (l *Lock) remove(w *waiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		l.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		l.tail = w.prev
+	}
+	w.prev, w.next, w.inq = nil, nil, false
+	if l.head == nil {
+		l.clearFlags(flagWaiting)
+	}
+}
+
+// QueueLen returns the number of parked waiters (for tests and Dump).
+func (l *Lock) QueueLen() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for w := l.head; w != nil; w = w.next {
+		n++
+	}
+	return n
+}

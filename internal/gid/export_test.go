@@ -1,0 +1,6 @@
+package gid
+
+var (
+	Verify = verify
+	Parse  = parse
+)

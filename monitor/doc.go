@@ -1,0 +1,11 @@
+// Package monitor provides Monitor, a reentrant lock keyed by goroutine ID,
+// with Java-style condition waits.
+//
+// A Monitor is what Java's synchronized blocks and ReentrantLock, Ruby's
+// Monitor and C#'s lock statement are to those languages: the goroutine
+// that holds it may lock it again, any number of times, and it is released
+// when every Lock has been matched by an Unlock. It carries one implicit
+// condition (Wait, Notify, NotifyAll, like Object.wait/notify) and makes
+// more with NewCond; waiting releases the monitor completely and restores
+// the hold count before returning.
+package monitor

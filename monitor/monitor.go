@@ -1,0 +1,243 @@
+package monitor
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/locksmith-go/locksmith/condvar"
+	// See package mutex: the import links the deadlock detector.
+	_ "github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/core"
+	"github.com/locksmith-go/locksmith/internal/gid"
+)
+
+// ErrNotOwner is matched (with errors.Is) by the panic value of Unlock and
+// of the condition methods called by a goroutine that does not hold the
+// Monitor. It is the same value as mutex.ErrNotOwner and
+// condvar.ErrNotOwner, so a misused Wait matches both names.
+var ErrNotOwner = core.ErrNotOwner
+
+// A Monitor is a reentrant mutual exclusion lock with a hold count.
+// The zero value for a Monitor is an unlocked monitor.
+//
+// A Monitor must not be copied after first use.
+//
+// In the terminology of the Go memory model, the Unlock that releases the
+// monitor (hold count back to zero) “synchronizes before” the next Lock
+// that acquires it; re-entry by the owner synchronizes with nothing, since
+// no other goroutine is involved.
+//
+// A locked Monitor is associated with the goroutine that locked it. That
+// goroutine may Lock it again; each Lock adds one to the hold count and
+// each Unlock takes one away; the monitor is released at zero. Unlock from
+// any other goroutine panics with ErrNotOwner and changes nothing.
+// Goroutines blocked in Lock park on a channel: they count as durably
+// blocked inside a testing/synctest bubble.
+//
+// Re-entry costs no atomic write: the owner sees its own ID in the lock
+// word and increments a count that only it touches.
+type Monitor struct {
+	_     noCopy
+	l     core.Lock
+	holds int           // written and read only by the owner
+	cond  *condvar.Cond // the implicit condition; created by the owner
+}
+
+var _ sync.Locker = (*Monitor)(nil)
+
+func init() {
+	core.RegisterAdapter(func(l sync.Locker) (core.Adapter, bool) {
+		m, ok := l.(*Monitor)
+		if !ok {
+			return core.Adapter{}, false
+		}
+		return core.Adapter{Lock: &m.l, Kind: core.KindMonitor, Cond: condLocker{m}}, true
+	})
+}
+
+// Lock locks m. If the calling goroutine already holds m, Lock adds one to
+// the hold count and returns at once; if another goroutine holds it, Lock
+// blocks until m is available.
+//
+// With deadlock detection on (package detect), Lock panics with a
+// *detect.DeadlockError, without taking m, if waiting would close a cycle
+// of goroutines each waiting for a lock the next holds. Re-entry never
+// blocks and is never reported.
+func (m *Monitor) Lock() {
+	g := gid.Get()
+	if m.l.Owner() == g {
+		m.holds++
+		return
+	}
+	if !m.l.FastAcquire(g) {
+		if err := m.l.Acquire(g, nil, core.KindMonitor); err != nil {
+			panic(err)
+		}
+	}
+	m.acquired(g, false)
+}
+
+func (m *Monitor) acquired(g int64, try bool) {
+	m.holds = 1
+	if core.OrderOn() {
+		core.Acquired(&m.l, core.KindMonitor, g, try)
+	}
+}
+
+// TryLock tries to lock m and reports whether it succeeded. It succeeds
+// for the owner, adding one to the hold count, and for anyone while m is
+// free.
+func (m *Monitor) TryLock() bool {
+	g := gid.Get()
+	if m.l.Owner() == g {
+		m.holds++
+		return true
+	}
+	if !m.l.TryAcquire(g) {
+		return false
+	}
+	m.acquired(g, true)
+	return true
+}
+
+// LockContext locks m, blocking until m is available or ctx is done.
+// For the owner it adds one hold and returns nil at once, even if ctx is
+// done (re-entry cannot block). Otherwise, on success it returns nil; on
+// failure it returns ctx.Err() and leaves m not held by the caller. If ctx
+// is already done, it fails even if m is free, as x/sync/semaphore does.
+//
+// With deadlock detection on, it returns a *detect.DeadlockError, without
+// taking m, if waiting would close a deadlock cycle.
+func (m *Monitor) LockContext(ctx context.Context) error {
+	g := gid.Get()
+	if m.l.Owner() == g {
+		m.holds++
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !m.l.FastAcquire(g) {
+		if err := m.l.Acquire(g, ctx, core.KindMonitor); err != nil {
+			return err
+		}
+	}
+	m.acquired(g, false)
+	return nil
+}
+
+// Unlock takes one hold away and releases m when none are left.
+//
+// It is a run-time error, reported by a panic matching ErrNotOwner, if the
+// calling goroutine does not hold m; m is left unchanged.
+func (m *Monitor) Unlock() {
+	g := gid.Get()
+	if m.l.Owner() != g {
+		panic(m.notOwner(g, "unlock"))
+	}
+	if m.holds--; m.holds > 0 {
+		return
+	}
+	m.l.Release(g)
+	if core.OrderOn() {
+		core.Released(&m.l, g)
+	}
+}
+
+func (m *Monitor) notOwner(g int64, op string) error {
+	if o := m.l.Owner(); o != 0 {
+		return core.Misuse(fmt.Sprintf("monitor: %s by goroutine %d of monitor held by goroutine %d", op, g, o), ErrNotOwner)
+	}
+	return core.Misuse(fmt.Sprintf("monitor: %s of unlocked monitor (by goroutine %d)", op, g), ErrNotOwner)
+}
+
+// Do runs fn holding m and releases the hold when fn returns, also when fn
+// panics (the panic then goes on), like Java's synchronized block and
+// Ruby's Monitor#synchronize.
+func (m *Monitor) Do(fn func()) {
+	m.Lock()
+	defer m.Unlock()
+	fn()
+}
+
+// HoldCount returns the number of holds the calling goroutine has on m:
+// 0 if it is not the owner.
+func (m *Monitor) HoldCount() int {
+	if m.l.Owner() != gid.Get() {
+		return 0
+	}
+	return m.holds
+}
+
+// Owned reports whether the calling goroutine holds m.
+func (m *Monitor) Owned() bool { return m.l.Owner() == gid.Get() }
+
+// Locked reports whether m is held by any goroutine. The answer may be out
+// of date by the time the caller looks at it.
+func (m *Monitor) Locked() bool { return m.l.Owner() != 0 }
+
+// NewCond returns a new condition variable bound to m. Waiting on it
+// releases m completely and restores the hold count before returning.
+func (m *Monitor) NewCond() *condvar.Cond { return condvar.New(m) }
+
+// implicit returns m's own condition, creating it on first use. The caller
+// has checked that it holds m, so m guards the field.
+func (m *Monitor) implicit(op string) *condvar.Cond {
+	if g := gid.Get(); m.l.Owner() != g {
+		panic(m.notOwner(g, op))
+	}
+	if m.cond == nil {
+		m.cond = condvar.New(m)
+	}
+	return m.cond
+}
+
+// Wait waits on m's implicit condition, like Java's Object.wait: it
+// releases m completely, waits for Notify or NotifyAll, and retakes m with
+// the same hold count. It panics with ErrNotOwner if the caller does not
+// hold m. See condvar.Cond.Wait.
+func (m *Monitor) Wait() { m.implicit("wait").Wait() }
+
+// WaitTimeout is Wait with a time limit; it reports whether it was
+// notified (true) or timed out (false). See condvar.Cond.WaitTimeout.
+func (m *Monitor) WaitTimeout(d time.Duration) bool { return m.implicit("wait").WaitTimeout(d) }
+
+// WaitContext is Wait until ctx is done; it returns nil if notified, else
+// ctx.Err(). See condvar.Cond.WaitContext.
+func (m *Monitor) WaitContext(ctx context.Context) error {
+	return m.implicit("wait").WaitContext(ctx)
+}
+
+// Notify wakes the goroutine that has waited longest on m's implicit
+// condition (Java's notify). It panics with ErrNotOwner if the caller does
+// not hold m.
+func (m *Monitor) Notify() { m.implicit("notify").Signal() }
+
+// NotifyAll wakes every goroutine waiting on m's implicit condition
+// (Java's notifyAll). It panics with ErrNotOwner if the caller does not
+// hold m.
+func (m *Monitor) NotifyAll() { m.implicit("notify").Broadcast() }
+
+// condLocker lets condvar release every hold of m around a wait.
+type condLocker struct{ m *Monitor }
+
+func (c condLocker) Owned() bool { return c.m.Owned() }
+
+func (c condLocker) ReleaseAll() int {
+	n := c.m.holds
+	c.m.holds = 1
+	c.m.Unlock()
+	return n
+}
+
+func (c condLocker) Restore(n int) {
+	c.m.Lock()
+	c.m.holds = n
+}
+
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}

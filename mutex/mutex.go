@@ -1,0 +1,177 @@
+package mutex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	// detect installs the deadlock detector that Lock consults before
+	// parking (Cycles mode is the default); the import makes sure it is
+	// linked into every program that uses a Mutex.
+	_ "github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/core"
+	"github.com/locksmith-go/locksmith/internal/gid"
+)
+
+// ErrRecursiveLock is matched (with errors.Is) by the panic value of Lock
+// and LockContext called by the goroutine that already holds the Mutex.
+var ErrRecursiveLock = errors.New("deadlock; recursive locking")
+
+// ErrNotOwner is matched (with errors.Is) by the panic value of Unlock
+// called by a goroutine that does not hold the Mutex, or on an unlocked
+// Mutex. It is the same value as monitor.ErrNotOwner and
+// condvar.ErrNotOwner.
+var ErrNotOwner = core.ErrNotOwner
+
+// A Mutex is a mutual exclusion lock that records its owner.
+// The zero value for a Mutex is an unlocked mutex.
+//
+// A Mutex must not be copied after first use.
+//
+// In the terminology of the Go memory model, the n'th call to Unlock
+// “synchronizes before” the m'th call to Lock for any n < m. A successful
+// call to TryLock or LockContext is equivalent to a call to Lock.
+//
+// A locked Mutex is associated with the goroutine that locked it. Lock from
+// that goroutine panics with ErrRecursiveLock; Unlock from any other
+// goroutine panics with ErrNotOwner. Goroutines blocked in Lock park on a
+// channel: they count as durably blocked inside a testing/synctest bubble
+// and show in the block profile.
+//
+// A Mutex is not fair: as with sync.Mutex, a goroutine that arrives while
+// the mutex is free may take it ahead of a woken waiter; a woken waiter that
+// loses goes back to the front of the queue.
+type Mutex struct {
+	_ noCopy
+	l core.Lock
+}
+
+var _ sync.Locker = (*Mutex)(nil)
+
+func init() {
+	core.RegisterAdapter(func(l sync.Locker) (core.Adapter, bool) {
+		m, ok := l.(*Mutex)
+		if !ok {
+			return core.Adapter{}, false
+		}
+		return core.Adapter{Lock: &m.l, Kind: core.KindMutex, Cond: condLocker{m}}, true
+	})
+}
+
+// Lock locks m. If m is already locked by another goroutine, Lock blocks
+// until m is available.
+//
+// Lock panics with an error matching ErrRecursiveLock if the calling
+// goroutine already holds m. With deadlock detection on (package detect),
+// it panics with a *detect.DeadlockError, without taking m, if waiting
+// would close a cycle of goroutines each waiting for a lock the next holds.
+func (m *Mutex) Lock() {
+	g := gid.Get()
+	if !m.l.FastAcquire(g) {
+		m.lockSlow(g)
+	}
+	if core.OrderOn() {
+		core.Acquired(&m.l, core.KindMutex, g, false)
+	}
+}
+
+func (m *Mutex) lockSlow(g int64) {
+	if m.l.Owner() == g {
+		panic(recursive(g))
+	}
+	if err := m.l.Acquire(g, nil, core.KindMutex); err != nil {
+		panic(err)
+	}
+}
+
+// TryLock tries to lock m and reports whether it succeeded. It returns
+// false while m is held by any goroutine, the caller included, as Ruby's
+// Mutex#try_lock does.
+func (m *Mutex) TryLock() bool {
+	g := gid.Get()
+	if !m.l.TryAcquire(g) {
+		return false
+	}
+	if core.OrderOn() {
+		core.Acquired(&m.l, core.KindMutex, g, true)
+	}
+	return true
+}
+
+// LockContext locks m, blocking until m is available or ctx is done.
+// On success, it returns nil. On failure, it returns ctx.Err() and leaves m
+// not held by the caller. If ctx is already done, LockContext fails even if
+// m is free, as x/sync/semaphore's Acquire does.
+//
+// With deadlock detection on, it returns a *detect.DeadlockError, without
+// taking m, if waiting would close a deadlock cycle, so that the caller can
+// release what it holds and retry. Like Lock, it panics with an error
+// matching ErrRecursiveLock if the caller already holds m.
+func (m *Mutex) LockContext(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	g := gid.Get()
+	if !m.l.FastAcquire(g) {
+		if m.l.Owner() == g {
+			panic(recursive(g))
+		}
+		if err := m.l.Acquire(g, ctx, core.KindMutex); err != nil {
+			return err
+		}
+	}
+	if core.OrderOn() {
+		core.Acquired(&m.l, core.KindMutex, g, false)
+	}
+	return nil
+}
+
+// Unlock unlocks m.
+//
+// It is a run-time error, reported by a panic matching ErrNotOwner, if m is
+// not locked or is locked by another goroutine; m is left unchanged, so its
+// holder can still unlock it. Unlike sync.Mutex, a Mutex cannot be unlocked
+// by a goroutine other than the one that locked it.
+func (m *Mutex) Unlock() {
+	g := gid.Get()
+	if !m.l.Release(g) {
+		m.unlockFailed(g)
+	}
+	if core.OrderOn() {
+		core.Released(&m.l, g)
+	}
+}
+
+func (m *Mutex) unlockFailed(g int64) {
+	if o := m.l.Owner(); o != 0 {
+		panic(core.Misuse(fmt.Sprintf("mutex: unlock by goroutine %d of mutex held by goroutine %d", g, o), ErrNotOwner))
+	}
+	panic(core.Misuse(fmt.Sprintf("mutex: unlock of unlocked mutex (by goroutine %d)", g), ErrNotOwner))
+}
+
+// Owned reports whether the calling goroutine holds m.
+func (m *Mutex) Owned() bool { return m.l.Owner() == gid.Get() }
+
+// Locked reports whether m is held by any goroutine. The answer may be out
+// of date by the time the caller looks at it; use it for assertions and
+// diagnostics, not for synchronization.
+func (m *Mutex) Locked() bool { return m.l.Owner() != 0 }
+
+func recursive(g int64) error {
+	return core.Misuse(fmt.Sprintf("mutex: deadlock; recursive locking (goroutine %d)", g), ErrRecursiveLock)
+}
+
+// condLocker lets condvar release and retake m around a wait.
+type condLocker struct{ m *Mutex }
+
+func (c condLocker) Owned() bool     { return c.m.Owned() }
+func (c condLocker) ReleaseAll() int { c.m.Unlock(); return 1 }
+func (c condLocker) Restore(int)     { c.m.Lock() }
+
+// noCopy may be embedded into structs which must not be copied after first
+// use; go vet's copylocks check reports copies.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
