@@ -68,7 +68,7 @@ func init() {
 func (m *Monitor) Lock() {
 	g := gid.Get()
 	if m.l.Owner() == g {
-		m.holds++
+		m.reenter(g)
 		return
 	}
 	if !m.l.FastAcquire(g) {
@@ -77,6 +77,15 @@ func (m *Monitor) Lock() {
 		}
 	}
 	m.acquired(g, false)
+}
+
+// reenter adds a hold for the owner g. Order mode keeps the detector's
+// hold count (for Dump) in step; re-entry is never an edge.
+func (m *Monitor) reenter(g int64) {
+	m.holds++
+	if core.OrderOn() {
+		core.Reentered(&m.l, g, 1)
+	}
 }
 
 func (m *Monitor) acquired(g int64, try bool) {
@@ -92,7 +101,7 @@ func (m *Monitor) acquired(g int64, try bool) {
 func (m *Monitor) TryLock() bool {
 	g := gid.Get()
 	if m.l.Owner() == g {
-		m.holds++
+		m.reenter(g)
 		return true
 	}
 	if !m.l.TryAcquire(g) {
@@ -113,7 +122,7 @@ func (m *Monitor) TryLock() bool {
 func (m *Monitor) LockContext(ctx context.Context) error {
 	g := gid.Get()
 	if m.l.Owner() == g {
-		m.holds++
+		m.reenter(g)
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -138,6 +147,9 @@ func (m *Monitor) Unlock() {
 		panic(m.notOwner(g, "unlock"))
 	}
 	if m.holds--; m.holds > 0 {
+		if core.OrderOn() {
+			core.Reentered(&m.l, g, -1)
+		}
 		return
 	}
 	m.l.Release(g)
@@ -235,6 +247,9 @@ func (c condLocker) ReleaseAll() int {
 func (c condLocker) Restore(n int) {
 	c.m.Lock()
 	c.m.holds = n
+	if n > 1 && core.OrderOn() {
+		core.Reentered(&c.m.l, gid.Get(), n-1)
+	}
 }
 
 type noCopy struct{}

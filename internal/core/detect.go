@@ -40,6 +40,13 @@ type Engine interface {
 	// Acquired and Released are called in Order mode only.
 	Acquired(l *Lock, k *Kind, g int64, try bool)
 	Released(l *Lock, g int64)
+	// Reentered is called in Order mode when a reentrant lock's owner
+	// takes (delta 1) or drops (delta -1) a hold without acquiring or
+	// releasing the lock.
+	Reentered(l *Lock, g int64, delta int)
+	// Parked is called when a goroutine has registered as blocked, in
+	// Cycles and Order modes, so that the wait-timeout watchdog can arm.
+	Parked()
 	// Forget is called when a lock that had metadata is garbage collected.
 	Forget(id uint64)
 }
@@ -52,6 +59,7 @@ func SetEngine(e Engine) { engine = e }
 // Acquired and Released forward Order-mode bookkeeping to the engine.
 func Acquired(l *Lock, k *Kind, g int64, try bool) { engine.Acquired(l, k, g, try) }
 func Released(l *Lock, g int64)                    { engine.Released(l, g) }
+func Reentered(l *Lock, g int64, delta int)         { engine.Reentered(l, g, delta) }
 
 // Meta is a lock's identity for detection. It is created the first time
 // detection needs it, and holds no pointer to the lock, so the lock can be

@@ -164,6 +164,9 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 			if !registered {
 				register(w)
 				registered = true
+				if engine != nil {
+					engine.Parked()
+				}
 			}
 			if err := checkCycle(w); err != nil {
 				l.abandon(w)

@@ -1,0 +1,176 @@
+package detect
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/locksmith-go/locksmith/internal/core"
+)
+
+// Mode selects how much the detector does.
+type Mode int32
+
+const (
+	// Off does no bookkeeping at all. Owner checks (recursive locking,
+	// unlock by a non-owner) still hold: they are part of the locks.
+	Off Mode = Mode(core.ModeOff)
+	// Cycles, the default, checks the wait-for graph each time a goroutine
+	// is about to park on a Mutex or Monitor, and reports a deadlock the
+	// moment it would form. The uncontended fast path does no extra work.
+	Cycles Mode = Mode(core.ModeCycles)
+	// Order is Cycles plus lock-order validation as Linux's lockdep does
+	// it, and wait-timeout reports (30 s unless WithWaitTimeout says
+	// otherwise).
+	Order Mode = Mode(core.ModeOrder)
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Off:
+		return "off"
+	case Cycles:
+		return "cycles"
+	case Order:
+		return "order"
+	}
+	return fmt.Sprintf("detect.Mode(%d)", int32(m))
+}
+
+// ParseMode parses "off", "cycles" or "order", the values of the
+// LOCKSMITH_DETECT environment variable.
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "off":
+		return Off, nil
+	case "cycles":
+		return Cycles, nil
+	case "order":
+		return Order, nil
+	}
+	return 0, fmt.Errorf("detect: unknown mode %q (want off, cycles or order)", s)
+}
+
+// DefaultOrderWaitTimeout is the wait timeout in force in Order mode unless
+// WithWaitTimeout sets another.
+const DefaultOrderWaitTimeout = 30 * time.Second
+
+// config is immutable once published; Configure swaps it whole.
+type config struct {
+	mode        Mode
+	reporter    func(*Report)
+	waitTimeout time.Duration // meaningful when waitSet
+	waitSet     bool
+}
+
+// effectiveWaitTimeout is the wait timeout in force, 0 for none.
+func (c *config) effectiveWaitTimeout() time.Duration {
+	switch {
+	case c.mode == Off:
+		return 0
+	case c.waitSet:
+		return c.waitTimeout
+	case c.mode == Order:
+		return DefaultOrderWaitTimeout
+	}
+	return 0
+}
+
+// An Option changes one setting in Configure.
+type Option func(*config)
+
+// WithMode sets the detection mode.
+func WithMode(m Mode) Option {
+	if m < Off || m > Order {
+		panic(fmt.Sprintf("detect: WithMode(%d): not Off, Cycles or Order", int32(m)))
+	}
+	return func(c *config) { c.mode = m }
+}
+
+// WithReporter sends every report to f instead of printing it to stderr.
+// f is called without any locksmith-internal lock held, on the goroutine
+// that found the problem (the watchdog's, for wait timeouts), and may
+// itself use locksmith locks. nil restores the stderr print.
+//
+// For a Deadlock, the goroutine that would close the cycle still panics
+// (or LockContext still returns the error) after f returns, since waiting
+// on would block it forever.
+func WithReporter(f func(*Report)) Option { return func(c *config) { c.reporter = f } }
+
+// WithWaitTimeout reports, once, any goroutine blocked on one locksmith
+// lock for longer than d, naming the holder and its current stack. d > 0
+// turns the report on in Cycles and Order modes; d == 0 turns it off.
+// Without this option Order mode uses DefaultOrderWaitTimeout and Cycles
+// mode has none. A negative d panics.
+func WithWaitTimeout(d time.Duration) Option {
+	if d < 0 {
+		panic(fmt.Sprintf("detect: WithWaitTimeout(%v): negative", d))
+	}
+	return func(c *config) { c.waitTimeout, c.waitSet = d, true }
+}
+
+var (
+	cfg   atomic.Pointer[config]
+	cfgMu sync.Mutex // serialises Configure and restore
+)
+
+func current() *config { return cfg.Load() }
+
+// CurrentMode returns the mode in force.
+func CurrentMode() Mode { return current().mode }
+
+// Configure changes the detector's configuration: it starts from the
+// configuration in force and changes only what opts name. It returns a
+// function that puts back the configuration that was in force before the
+// call (calling it more than once does nothing more), which suits tests:
+//
+//	defer detect.Configure(detect.WithMode(detect.Order))()
+//
+// Configure is safe to call concurrently with locking: the configuration
+// is an immutable value swapped atomically, and locks read only the mode.
+func Configure(opts ...Option) (restore func()) {
+	cfgMu.Lock()
+	prev := current()
+	next := *prev
+	for _, o := range opts {
+		o(&next)
+	}
+	install(&next)
+	cfgMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cfgMu.Lock()
+			install(prev)
+			cfgMu.Unlock()
+		})
+	}
+}
+
+// install publishes c; cfgMu is held.
+func install(c *config) {
+	cfg.Store(c)
+	core.SetMode(int32(c.mode))
+	watchdogConfigured(c.effectiveWaitTimeout())
+}
+
+// EnvVar is the environment variable read at start-up for the mode.
+const EnvVar = "LOCKSMITH_DETECT"
+
+func init() {
+	c := &config{mode: Cycles}
+	if v, ok := os.LookupEnv(EnvVar); ok && v != "" {
+		m, err := ParseMode(v)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "locksmith: %s=%q ignored: %v; using %v\n", EnvVar, v, err, c.mode)
+		} else {
+			c.mode = m
+		}
+	}
+	cfgMu.Lock()
+	install(c)
+	cfgMu.Unlock()
+	core.SetEngine(engine{})
+}

@@ -1,0 +1,196 @@
+package detect
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/locksmith-go/locksmith/internal/core"
+)
+
+type blocked struct {
+	g      int64
+	lock   *LockInfo
+	owner  int64
+	waited time.Duration
+}
+
+func blockedNow() []blocked {
+	now := core.Now()
+	var out []blocked
+	core.Waiting(func(wi core.WaitInfo) {
+		out = append(out, blocked{
+			g:      wi.G,
+			lock:   lockInfo(wi.Lock.Meta(wi.Kind)),
+			owner:  wi.Lock.Owner(),
+			waited: time.Duration(now - wi.Since),
+		})
+	})
+	slices.SortFunc(out, func(a, b blocked) int { return int(a.g - b.g) })
+	return out
+}
+
+type holding struct {
+	lock  *LockInfo
+	count int
+}
+
+// heldNow returns, in Order mode, every goroutine's held locks in the
+// order they were taken.
+func heldNow() map[int64][]holding {
+	out := map[int64][]holding{}
+	for i := range gshards {
+		sh := &gshards[i]
+		sh.mu.Lock()
+		for g, gs := range sh.m {
+			for _, h := range gs.held {
+				out[g] = append(out[g], holding{lockInfo(h.meta), h.count})
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return out
+}
+
+// Dump writes the detector's view of the program to w: in Cycles and
+// Order modes every goroutine blocked on a locksmith lock, with the lock
+// and its owner; in Order mode also every lock each goroutine holds, with
+// hold counts, in the order taken. A lock whose owner no longer runs (a
+// goroutine that exited holding it: Go runs no code at goroutine exit, so
+// the lock stays held) is marked as such.
+func Dump(w io.Writer) {
+	bw := bufio.NewWriter(w)
+	mode := CurrentMode()
+	fmt.Fprintf(bw, "locksmith detector (mode %s)\n", mode)
+	if mode == Off {
+		bw.WriteString("detection is off: nothing is tracked\n")
+		bw.Flush()
+		return
+	}
+	bl := blockedNow()
+	want := map[int64]bool{}
+	for _, b := range bl {
+		want[b.g] = true
+		if b.owner != 0 {
+			want[b.owner] = true
+		}
+	}
+	var hd map[int64][]holding
+	if mode == Order {
+		hd = heldNow()
+		for g := range hd {
+			want[g] = true
+		}
+	}
+	alive := liveGoroutines(want)
+	fmt.Fprintf(bw, "\nblocked goroutines: %d\n", len(bl))
+	for _, b := range bl {
+		fmt.Fprintf(bw, "  goroutine %d waiting %v to lock %s, held by %s\n",
+			b.g, b.waited.Round(time.Millisecond), b.lock, ownerString(b.owner, alive))
+	}
+	if mode == Order {
+		fmt.Fprintf(bw, "\nheld locks:\n")
+		for _, g := range sortedGoroutines(hd) {
+			state := ""
+			if !alive[g] {
+				state = " (exited)"
+			}
+			fmt.Fprintf(bw, "  goroutine %d%s holds:\n", g, state)
+			for _, h := range hd[g] {
+				fmt.Fprintf(bw, "    %s (hold count %d)\n", h.lock, h.count)
+			}
+		}
+	}
+	bw.Flush() // like fmt.Fprint to a diagnostics stream: a write error has nowhere to go
+}
+
+func ownerString(g int64, alive map[int64]bool) string {
+	switch {
+	case g == 0:
+		return "nobody (being released)"
+	case !alive[g]:
+		return fmt.Sprintf("goroutine %d, which has exited", g)
+	}
+	return fmt.Sprintf("goroutine %d", g)
+}
+
+// liveGoroutines reports which of want are still running.
+func liveGoroutines(want map[int64]bool) map[int64]bool {
+	alive := map[int64]bool{}
+	for g := range goroutineStacks(want) {
+		alive[g] = true
+	}
+	return alive
+}
+
+// WriteDOT writes the lock-order graph (Order mode) and the current
+// wait-for edges as a Graphviz digraph: locks are boxes, goroutines are
+// ellipses; a solid edge a -> b means b was taken while a was held; a
+// dashed edge goroutine -> lock means the goroutine waits for the lock; a
+// bold edge lock -> goroutine means the goroutine holds it.
+func WriteDOT(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("digraph locksmith {\n\trankdir=LR;\n\tnode [shape=box];\n")
+	locks := map[uint64]*LockInfo{}
+	type pair struct{ a, b uint64 }
+	var order []pair
+	graphMu.Lock()
+	for id, n := range graph {
+		locks[id] = lockInfo(n.meta)
+		for to := range n.out {
+			order = append(order, pair{id, to})
+		}
+	}
+	graphMu.Unlock()
+	bl := blockedNow()
+	for _, b := range bl {
+		locks[b.lock.ID] = b.lock
+	}
+	ids := make([]uint64, 0, len(locks))
+	for id := range locks {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		fmt.Fprintf(bw, "\tL%d [label=%q];\n", id, locks[id].String())
+	}
+	slices.SortFunc(order, func(x, y pair) int {
+		if x.a != y.a {
+			return cmpU(x.a, y.a)
+		}
+		return cmpU(x.b, y.b)
+	})
+	for _, p := range order {
+		fmt.Fprintf(bw, "\tL%d -> L%d;\n", p.a, p.b)
+	}
+	gs := map[int64]bool{}
+	for _, b := range bl {
+		gs[b.g] = true
+		if b.owner != 0 {
+			gs[b.owner] = true
+		}
+	}
+	for _, g := range sortedGoroutines(gs) {
+		fmt.Fprintf(bw, "\tG%d [shape=ellipse,label=\"goroutine %d\"];\n", g, g)
+	}
+	for _, b := range bl {
+		fmt.Fprintf(bw, "\tG%d -> L%d [style=dashed,label=\"waits\"];\n", b.g, b.lock.ID)
+		if b.owner != 0 {
+			fmt.Fprintf(bw, "\tL%d -> G%d [style=bold,label=\"held by\"];\n", b.lock.ID, b.owner)
+		}
+	}
+	bw.WriteString("}\n")
+	return bw.Flush()
+}
+
+func cmpU(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

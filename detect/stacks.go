@@ -1,0 +1,127 @@
+package detect
+
+import (
+	"bytes"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// Frames of these packages are the detector's and the locks' own, not the
+// user's, and are trimmed from reports, as are the runtime's.
+var trimmed = []string{
+	"runtime.",
+	"github.com/locksmith-go/locksmith/internal/",
+	"github.com/locksmith-go/locksmith/detect.",
+	"github.com/locksmith-go/locksmith/mutex.",
+	"github.com/locksmith-go/locksmith/monitor.",
+	"github.com/locksmith-go/locksmith/condvar.",
+}
+
+func isTrimmed(fn string) bool {
+	for _, p := range trimmed {
+		if strings.HasPrefix(fn, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// callers returns the calling goroutine's stack, trimmed.
+func callers() []Frame {
+	pcs := make([]uintptr, 64)
+	n := runtime.Callers(2, pcs)
+	fs := runtime.CallersFrames(pcs[:n])
+	var out []Frame
+	for {
+		f, more := fs.Next()
+		if !isTrimmed(f.Function) {
+			out = append(out, Frame{Function: f.Function, File: f.File, Line: f.Line})
+		}
+		if !more {
+			return out
+		}
+	}
+}
+
+// callerSite returns "file:line" of the first user frame of the caller.
+func callerSite() string {
+	pcs := make([]uintptr, 16)
+	n := runtime.Callers(2, pcs)
+	fs := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := fs.Next()
+		if !isTrimmed(f.Function) {
+			return f.File + ":" + strconv.Itoa(f.Line)
+		}
+		if !more {
+			return ""
+		}
+	}
+}
+
+// goroutineStacks returns the trimmed current stacks of the goroutines in
+// want, from one runtime.Stack(all) snapshot.
+func goroutineStacks(want map[int64]bool) map[int64][]Frame {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		if len(buf) >= 64<<20 {
+			break // take what fits
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	return parseStacks(buf, want)
+}
+
+// parseStacks parses runtime.Stack(all) output:
+//
+//	goroutine 7 [sync.Mutex.Lock]:
+//	pkg.fn(0x1, ...)
+//		/path/file.go:12 +0x45
+func parseStacks(buf []byte, want map[int64]bool) map[int64][]Frame {
+	out := map[int64][]Frame{}
+	for _, block := range bytes.Split(buf, []byte("\n\n")) {
+		lines := strings.Split(strings.TrimSpace(string(block)), "\n")
+		if len(lines) == 0 || !strings.HasPrefix(lines[0], "goroutine ") {
+			continue
+		}
+		head := strings.TrimPrefix(lines[0], "goroutine ")
+		sp := strings.IndexByte(head, ' ')
+		if sp < 0 {
+			continue
+		}
+		id, err := strconv.ParseInt(head[:sp], 10, 64)
+		if err != nil || !want[id] {
+			continue
+		}
+		var frames []Frame
+		for i := 1; i+1 < len(lines); i += 2 {
+			fn := lines[i]
+			if strings.HasPrefix(fn, "created by ") {
+				break
+			}
+			if p := strings.LastIndexByte(fn, '('); p > 0 {
+				fn = fn[:p]
+			}
+			loc := strings.TrimSpace(lines[i+1])
+			if p := strings.LastIndex(loc, " +0x"); p > 0 {
+				loc = loc[:p]
+			}
+			file, line := loc, 0
+			if p := strings.LastIndexByte(loc, ':'); p > 0 {
+				file = loc[:p]
+				line, _ = strconv.Atoi(loc[p+1:])
+			}
+			if !isTrimmed(fn) {
+				frames = append(frames, Frame{Function: fn, File: file, Line: line})
+			}
+		}
+		out[id] = frames
+	}
+	return out
+}
