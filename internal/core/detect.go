@@ -59,7 +59,7 @@ func SetEngine(e Engine) { engine = e }
 // Acquired and Released forward Order-mode bookkeeping to the engine.
 func Acquired(l *Lock, k *Kind, g int64, try bool) { engine.Acquired(l, k, g, try) }
 func Released(l *Lock, g int64)                    { engine.Released(l, g) }
-func Reentered(l *Lock, g int64, delta int)         { engine.Reentered(l, g, delta) }
+func Reentered(l *Lock, g int64, delta int)        { engine.Reentered(l, g, delta) }
 
 // Meta is a lock's identity for detection. It is created the first time
 // detection needs it, and holds no pointer to the lock, so the lock can be
