@@ -142,17 +142,27 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 	if ctx != nil {
 		done = ctx.Done()
 	}
+	// A registered waiter is visible to other goroutines' cycle walks. It
+	// unregisters before it abandons the wait, so that no walk sees it
+	// waiting once it has decided to return: a cycle through it would no
+	// longer be real. After it has taken the lock, the stale entry until
+	// unregister can only lead a walk back to the waiter itself, which is
+	// not a cycle through the walker.
 	registered := false
-	defer func() {
+	leave := func() {
 		if registered {
 			unregister(w)
 		}
-	}()
+		l.abandon(w)
+	}
 	var clear int64 // flagWoken once this waiter has been woken
 	for {
 		l.mu.Lock()
 		if l.queueOrAcquire(g, clear) {
 			l.mu.Unlock()
+			if registered {
+				unregister(w)
+			}
 			return nil
 		}
 		// A waiter that was woken and lost the race goes back to the front,
@@ -169,7 +179,7 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 				}
 			}
 			if err := checkCycle(w); err != nil {
-				l.abandon(w)
+				leave()
 				return err
 			}
 		}
@@ -177,10 +187,13 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 		case <-w.ch:
 			clear = flagWoken
 			if l.tryAcquire(g, flagWoken) {
+				if registered {
+					unregister(w)
+				}
 				return nil
 			}
 		case <-done:
-			l.abandon(w)
+			leave()
 			return ctx.Err()
 		}
 	}
