@@ -37,19 +37,29 @@ type holding struct {
 	count int
 }
 
-// heldNow returns, in Order mode, every goroutine's held locks in the
-// order they were taken.
+// heldNow returns every lock with detector metadata that is held now,
+// by holder, ordered by lock ID. Locks get metadata when they are taken in
+// Order mode (or are named, or are part of a report). The per-goroutine
+// records of Order mode belong to their goroutines and are not read here.
 func heldNow() map[int64][]holding {
 	out := map[int64][]holding{}
-	for i := range gshards {
-		sh := &gshards[i]
-		sh.mu.Lock()
-		for g, gs := range sh.m {
-			for _, h := range gs.held {
-				out[g] = append(out[g], holding{lockInfo(h.meta), h.count})
-			}
+	core.Metas(func(m *core.Meta) {
+		l := m.Lock()
+		if l == nil {
+			return
 		}
-		sh.mu.Unlock()
+		g := l.Owner()
+		if g == 0 {
+			return
+		}
+		n := 1
+		if m.Kind.Reentrant {
+			n = max(int(m.Holds.Load()), 1)
+		}
+		out[g] = append(out[g], holding{lockInfo(m), n})
+	})
+	for _, hs := range out {
+		slices.SortFunc(hs, func(a, b holding) int { return cmpU(a.lock.ID, b.lock.ID) })
 	}
 	return out
 }
@@ -57,7 +67,7 @@ func heldNow() map[int64][]holding {
 // Dump writes the detector's view of the program to w: in Cycles and
 // Order modes every goroutine blocked on a locksmith lock, with the lock
 // and its owner; in Order mode also every lock each goroutine holds, with
-// hold counts, in the order taken. A lock whose owner no longer runs (a
+// hold counts. A lock whose owner no longer runs (a
 // goroutine that exited holding it: Go runs no code at goroutine exit, so
 // the lock stays held) is marked as such.
 func Dump(w io.Writer) {

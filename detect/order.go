@@ -2,6 +2,7 @@ package detect
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/locksmith-go/locksmith/internal/core"
 )
@@ -14,7 +15,7 @@ import (
 //
 // As lockdep does, each distinct chain of held locks (the IDs of the held
 // locks in order, plus the new one) is validated once: its 64-bit hash goes
-// into chainCache, and later acquisitions with the same chain cost one
+// into the chain set, and later acquisitions with the same chain cost one
 // lookup. A hash collision would skip one validation; at 64 bits that is
 // far less likely than any other failure.
 
@@ -22,30 +23,107 @@ import (
 type held struct {
 	lock  *core.Lock
 	meta  *core.Meta
-	count int    // holds (a Monitor's re-entry)
 	try   bool   // taken by TryLock: no edge into it
 	chain uint64 // hash of the chain of held locks up to and including this one
 }
 
+// gstate is what one goroutine holds, in the order taken. While g is
+// non-zero, only goroutine g touches held, so it needs no lock: the
+// atomic claim and release of g order one goroutine's use of a recycled
+// gstate after the previous one's.
 type gstate struct {
+	g    atomic.Int64
 	held []held
 }
 
-// gshard maps goroutine IDs to what they hold. Each goroutine touches only
-// its own entry; the shard lock is uncontended except against Dump.
-type gshard struct {
-	mu   sync.Mutex
-	m    map[int64]*gstate
-	free []*gstate // recycled states, so a goroutine's outermost Lock does not allocate
-	_    [24]byte
+// gtable finds a goroutine's gstate without a lock: open addressing on the
+// goroutine ID. A slot, once filled, always holds the same gstate, which
+// is free (g == 0) or claimed by one goroutine; so a goroutine's claimed
+// slot always lies before the first empty slot of its probe sequence. A
+// goroutine claims a slot when it takes its first lock and frees it when
+// it releases its last, so the table holds the goroutines that hold locks
+// now (plus free slots for reuse), not every goroutine that ever did.
+// Goroutines beyond what the probe limit finds go to a locked map.
+//
+// Rejected alternative: a sharded map under a mutex per shard, which cost
+// two atomic read-modify-writes per acquisition and per release (measured:
+// two nested locks at 145 ns against 85 ns for this table).
+const (
+	gslots   = 4096
+	maxProbe = 32
+)
+
+var (
+	gtable   [gslots]atomic.Pointer[gstate]
+	overflow struct {
+		n  atomic.Int32
+		mu sync.Mutex
+		m  map[int64]*gstate
+	}
+)
+
+func lookup(g int64) *gstate {
+	base := uint64(g)
+	for p := uint64(0); p < maxProbe; p++ {
+		s := gtable[(base+p)%gslots].Load()
+		if s == nil {
+			break
+		}
+		if s.g.Load() == g {
+			return s
+		}
+	}
+	if overflow.n.Load() == 0 {
+		return nil
+	}
+	overflow.mu.Lock()
+	defer overflow.mu.Unlock()
+	return overflow.m[g]
 }
 
-var gshards [128]gshard
+func claim(g int64) *gstate {
+	base := uint64(g)
+	for p := uint64(0); p < maxProbe; p++ {
+		slot := &gtable[(base+p)%gslots]
+		s := slot.Load()
+		if s == nil {
+			fresh := &gstate{}
+			fresh.g.Store(g)
+			if slot.CompareAndSwap(nil, fresh) {
+				return fresh
+			}
+			s = slot.Load()
+		}
+		if s.g.Load() == 0 && s.g.CompareAndSwap(0, g) {
+			return s
+		}
+	}
+	overflow.mu.Lock()
+	defer overflow.mu.Unlock()
+	if overflow.m == nil {
+		overflow.m = map[int64]*gstate{}
+	}
+	s := &gstate{}
+	s.g.Store(g)
+	overflow.m[g] = s
+	overflow.n.Add(1)
+	return s
+}
 
-func gshardOf(g int64) *gshard { return &gshards[uint64(g)%uint64(len(gshards))] }
-
-// chainCache holds the hashes of validated chains.
-var chainCache sync.Map // uint64 -> struct{}
+func unclaim(s *gstate, g int64) {
+	s.held = s.held[:0]
+	if overflow.n.Load() != 0 {
+		overflow.mu.Lock()
+		if overflow.m[g] == s {
+			delete(overflow.m, g)
+			overflow.n.Add(-1)
+			overflow.mu.Unlock()
+			return
+		}
+		overflow.mu.Unlock()
+	}
+	s.g.Store(0)
+}
 
 func mix(h, id uint64, try bool) uint64 {
 	// splitmix64 finaliser over the running hash and the next ID.
@@ -66,43 +144,27 @@ func (engine) Acquired(l *core.Lock, k *core.Kind, g int64, try bool) {
 	if m.Site() == "" {
 		m.SetSiteOnce(callerSite())
 	}
-	sh := gshardOf(g)
-	sh.mu.Lock()
-	gs := sh.m[g]
+	if k.Reentrant {
+		m.Holds.Store(1)
+	}
+	gs := lookup(g)
 	if gs == nil {
-		if sh.m == nil {
-			sh.m = map[int64]*gstate{}
-		}
-		if n := len(sh.free); n > 0 {
-			gs, sh.free = sh.free[n-1], sh.free[:n-1]
-		} else {
-			gs = &gstate{}
-		}
-		sh.m[g] = gs
+		gs = claim(g)
 	}
 	var prev uint64
-	if n := len(gs.held); n > 0 {
+	n := len(gs.held)
+	if n > 0 {
 		prev = gs.held[n-1].chain
 	}
 	chain := mix(prev, m.ID, try)
-	gs.held = append(gs.held, held{lock: l, meta: m, count: 1, try: try, chain: chain})
-	var before []held
-	if !try && len(gs.held) > 1 {
-		if _, ok := chainCache.Load(chain); !ok {
-			before = append([]held(nil), gs.held[:len(gs.held)-1]...)
-		}
-	}
-	sh.mu.Unlock()
-	if before != nil {
-		validate(g, before, m, chain)
+	gs.held = append(gs.held, held{lock: l, meta: m, try: try, chain: chain})
+	if !try && n > 0 && !chains.has(chain) {
+		validate(g, gs.held[:n], m, chain)
 	}
 }
 
 func (engine) Released(l *core.Lock, g int64) {
-	sh := gshardOf(g)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	gs := sh.m[g]
+	gs := lookup(g)
 	if gs == nil {
 		return // taken before Order mode was on
 	}
@@ -112,6 +174,9 @@ func (engine) Released(l *core.Lock, g int64) {
 	}
 	if i < 0 {
 		return
+	}
+	if m := gs.held[i].meta; m.Kind.Reentrant {
+		m.Holds.Store(0)
 	}
 	gs.held = append(gs.held[:i], gs.held[i+1:]...)
 	// Unlocked out of order: the chains above i change.
@@ -123,26 +188,145 @@ func (engine) Released(l *core.Lock, g int64) {
 		gs.held[j].chain = mix(prev, gs.held[j].meta.ID, gs.held[j].try)
 	}
 	if len(gs.held) == 0 {
-		delete(sh.m, g)
-		gs.held = gs.held[:0]
-		if len(sh.free) < 16 {
-			sh.free = append(sh.free, gs)
-		}
+		unclaim(gs, g)
 	}
 }
 
 func (engine) Reentered(l *core.Lock, g int64, delta int) {
-	sh := gshardOf(g)
-	sh.mu.Lock()
-	if gs := sh.m[g]; gs != nil {
-		for i := len(gs.held) - 1; i >= 0; i-- {
-			if gs.held[i].lock == l {
-				gs.held[i].count += delta
-				break
-			}
+	if m := l.PeekMeta(); m != nil {
+		m.Holds.Add(int32(delta))
+	}
+}
+
+// chainSet is the set of validated chain hashes: lookups take no lock
+// (open addressing over atomic words); inserts and deletes are made under
+// graphMu, and a table that fills up is replaced whole.
+type chainTable struct {
+	slots []atomic.Uint64
+	used  int // live entries plus tombstones; guarded by graphMu
+	live  int // guarded by graphMu
+}
+
+type chainSet struct{ t atomic.Pointer[chainTable] }
+
+var chains chainSet
+
+const (
+	chainEmpty = 0
+	chainTomb  = 1
+)
+
+// key keeps hashes clear of the two reserved values.
+func key(h uint64) uint64 {
+	if h <= chainTomb {
+		h += 2
+	}
+	return h
+}
+
+func (c *chainSet) has(h uint64) bool {
+	t := c.t.Load()
+	if t == nil {
+		return false
+	}
+	h = key(h)
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch t.slots[i].Load() {
+		case h:
+			return true
+		case chainEmpty:
+			return false
 		}
 	}
-	sh.mu.Unlock()
+}
+
+// add inserts h; graphMu is held.
+func (c *chainSet) add(h uint64) {
+	if c.has(h) {
+		return
+	}
+	t := c.t.Load()
+	if t == nil || (t.used+1)*2 > len(t.slots) {
+		t = c.rebuild(t)
+	}
+	h = key(h)
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		v := t.slots[i].Load()
+		if v == chainEmpty || v == chainTomb {
+			if v == chainEmpty {
+				t.used++
+			}
+			t.live++
+			t.slots[i].Store(h)
+			return
+		}
+	}
+}
+
+// remove deletes h; graphMu is held.
+func (c *chainSet) remove(h uint64) {
+	t := c.t.Load()
+	if t == nil {
+		return
+	}
+	h = key(h)
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch t.slots[i].Load() {
+		case h:
+			t.slots[i].Store(chainTomb)
+			t.live--
+			return
+		case chainEmpty:
+			return
+		}
+	}
+}
+
+// rebuild replaces t with a table sized for its live entries, without
+// tombstones, and publishes it. Readers of the old table may miss an entry
+// inserted since, which only costs a second validation.
+func (c *chainSet) rebuild(t *chainTable) *chainTable {
+	size := 1024
+	live := 0
+	if t != nil {
+		live = t.live
+	}
+	for size < 4*(live+1) {
+		size *= 2
+	}
+	nt := &chainTable{slots: make([]atomic.Uint64, size)}
+	mask := uint64(size - 1)
+	if t != nil {
+		for i := range t.slots {
+			v := t.slots[i].Load()
+			if v == chainEmpty || v == chainTomb {
+				continue
+			}
+			for j := v & mask; ; j = (j + 1) & mask {
+				if nt.slots[j].Load() == chainEmpty {
+					nt.slots[j].Store(v)
+					break
+				}
+			}
+			nt.used++
+			nt.live++
+		}
+	}
+	c.t.Store(nt)
+	return nt
+}
+
+// chainCount returns the number of cached chains (for tests).
+func chainCount() int {
+	graphMu.Lock()
+	defer graphMu.Unlock()
+	if t := chains.t.Load(); t != nil {
+		return t.live
+	}
+	return 0
 }
 
 // The lock-order graph. Guarded by graphMu, which is taken only to
@@ -210,7 +394,7 @@ func validate(g int64, before []held, m *core.Meta, chain uint64) {
 	}
 	to.chains[chain] = true
 	chainMembers[chain] = append(members, m.ID)
-	chainCache.Store(chain, struct{}{})
+	chains.add(chain)
 	graphMu.Unlock()
 	for _, r := range reports {
 		deliver(r)
@@ -291,7 +475,7 @@ func forgetOrder(id uint64) {
 			}
 		}
 		delete(chainMembers, c)
-		chainCache.Delete(c)
+		chains.remove(c)
 	}
 	delete(graph, id)
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+	"weak"
 )
 
 // Detection modes; package detect documents them.
@@ -68,8 +69,36 @@ type Meta struct {
 	ID   uint64
 	Kind *Kind
 	Addr uintptr
-	name atomic.Pointer[string]
-	site atomic.Pointer[string]
+	// Holds is the holder's hold count, kept by package detect in Order
+	// mode for reentrant locks (a Mutex's is 1 while held).
+	Holds atomic.Int32
+	lock  weak.Pointer[Lock]
+	name  atomic.Pointer[string]
+	site  atomic.Pointer[string]
+}
+
+// Lock returns the lock m describes, or nil if it has been collected.
+func (m *Meta) Lock() *Lock { return m.lock.Value() }
+
+// metas holds every live Meta, for Dump. A Meta holds its lock only
+// weakly; the lock's cleanup removes the Meta.
+var metas struct {
+	mu sync.Mutex
+	m  map[uint64]*Meta
+}
+
+// Metas calls f for every lock that has metadata, without holding the
+// registry's lock while f runs.
+func Metas(f func(*Meta)) {
+	metas.mu.Lock()
+	all := make([]*Meta, 0, len(metas.m))
+	for _, m := range metas.m {
+		all = append(all, m)
+	}
+	metas.mu.Unlock()
+	for _, m := range all {
+		f(m)
+	}
 }
 
 var nextID atomic.Uint64
@@ -79,10 +108,16 @@ func (l *Lock) Meta(k *Kind) *Meta {
 	if m := l.meta.Load(); m != nil {
 		return m
 	}
-	m := &Meta{ID: nextID.Add(1), Kind: k, Addr: uintptr(unsafe.Pointer(l))}
+	m := &Meta{ID: nextID.Add(1), Kind: k, Addr: uintptr(unsafe.Pointer(l)), lock: weak.Make(l)}
 	if !l.meta.CompareAndSwap(nil, m) {
 		return l.meta.Load()
 	}
+	metas.mu.Lock()
+	if metas.m == nil {
+		metas.m = map[uint64]*Meta{}
+	}
+	metas.m[m.ID] = m
+	metas.mu.Unlock()
 	runtime.AddCleanup(l, forget, m.ID)
 	return m
 }
@@ -91,6 +126,9 @@ func (l *Lock) Meta(k *Kind) *Meta {
 func (l *Lock) PeekMeta() *Meta { return l.meta.Load() }
 
 func forget(id uint64) {
+	metas.mu.Lock()
+	delete(metas.m, id)
+	metas.mu.Unlock()
 	if engine != nil {
 		engine.Forget(id)
 	}
