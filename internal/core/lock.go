@@ -48,6 +48,8 @@ type Lock struct {
 	meta  atomic.Pointer[Meta] // detection metadata, created on first need
 }
 
+var ncpu = runtime.NumCPU()
+
 const (
 	flagWaiting = 1 << iota
 	flagWoken
@@ -217,10 +219,12 @@ func (l *Lock) queueOrAcquire(g int64, clear int64) bool {
 }
 
 // spin makes a few bounded attempts before parking; sync.Mutex spins about
-// as long (4 rounds of 30 pauses). On a single P spinning only delays the
-// holder, so it is skipped.
+// as long (4 rounds of 30 pauses). On a single CPU spinning only delays the
+// holder, so it is skipped. (runtime.GOMAXPROCS(0) would be the better
+// test, but it takes the scheduler's lock: on a contended path that lock
+// became the bottleneck.)
 func spin(l *Lock, g int64) bool {
-	if runtime.GOMAXPROCS(0) == 1 {
+	if ncpu == 1 {
 		return false
 	}
 	for i := 0; i < 4; i++ {
