@@ -180,7 +180,6 @@ func register(w *waiter) {
 		s.m = make(map[int64]*waiter)
 	}
 	w.epoch = epochs.Add(1)
-	w.since = nanotime()
 	s.m[w.g] = w
 	s.mu.Unlock()
 }
@@ -303,7 +302,7 @@ func Waiting(f func(WaitInfo)) {
 		s := &registry[i]
 		s.mu.Lock()
 		for _, w := range s.m {
-			all = append(all, WaitInfo{G: w.g, Lock: w.lock, Kind: w.kind, Since: w.since, w: w})
+			all = append(all, WaitInfo{G: w.g, Lock: w.lock, Kind: w.kind, Since: w.start, w: w})
 		}
 		s.mu.Unlock()
 	}

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Kind describes a lock type for reports: its name as users write it.
@@ -24,7 +25,12 @@ var (
 //
 // The state word packs, as sync.Mutex's does:
 //
-//	bits 2..63  the holder's goroutine ID, or 0 when free
+//	bits 3..63  the holder's goroutine ID, or 0 when free
+//	bit 2       starving: a waiter has waited longer than
+//	            starvationThreshold; until the queue drains (or a waiter
+//	            that has not waited that long is served) the lock is handed
+//	            from Release straight to the first waiter, and newcomers
+//	            queue instead of barging (sync.Mutex's starvation mode)
 //	bit 1       woken: a waiter was dequeued and sent a token, and has not
 //	            yet either taken the lock or gone back to the queue; while
 //	            it is set, Release wakes nobody else (sync.Mutex's mutexWoken)
@@ -32,17 +38,20 @@ var (
 //
 // Invariants:
 //   - the owner bits change only by CompareAndSwap, so exactly one goroutine
-//     wins a free lock and only the holder can free it;
+//     wins a free lock and only the holder can free it or hand it on;
 //   - waiting is set, under mu, by the same CompareAndSwap that is a waiter's
 //     last look at the owner before it queues, so a Release either sees the
 //     waiter (its fast CompareAndSwap fails and it wakes one) or happened
 //     before that look (which then finds the lock free): no lost wakeup;
 //   - the woken waiter clears woken in the CompareAndSwap that takes the
 //     lock or re-queues it, so a Release that skipped waking is followed
-//     by a retry or a later Release that wakes.
+//     by a retry or a later Release that wakes;
+//   - starving is only ever set together with a held lock and a waiter in
+//     the queue, so the Release that sees it always finds mu's queue
+//     non-empty or clears the bit while releasing.
 type Lock struct {
 	state atomic.Int64
-	mu    sync.Mutex // guards head, tail and the links of queued waiters
+	mu    sync.Mutex // guards head, tail and the links and handoff of queued waiters
 	head  *waiter
 	tail  *waiter
 	meta  atomic.Pointer[Meta] // detection metadata, created on first need
@@ -53,9 +62,14 @@ var ncpu = runtime.NumCPU()
 const (
 	flagWaiting = 1 << iota
 	flagWoken
+	flagStarving
 	ownerShift = iota
 	flagMask   = 1<<ownerShift - 1
 )
+
+// starvationThreshold is how long a waiter may lose to newcomers before the
+// lock switches to handing off in FIFO order; sync.Mutex uses the same.
+const starvationThreshold = int64(time.Millisecond)
 
 // waiter is a goroutine parked in Lock's slow path.
 //
@@ -66,16 +80,17 @@ const (
 // allocation happens only when a goroutine is about to park, which costs
 // far more than the allocation.
 type waiter struct {
-	g     int64
-	lock  *Lock
-	kind  *Kind
-	ch    chan struct{} // buffered(1): a token means "woken, retry"
-	prev  *waiter       // guarded by lock.mu
-	next  *waiter       // guarded by lock.mu
-	inq   bool          // guarded by lock.mu: in lock's queue
-	epoch uint64        // set by register, read by walkers under the shard lock
-	since int64         // when the goroutine started to wait (nanotime)
-	timed atomic.Bool   // a wait-timeout report was made for this wait
+	g       int64
+	lock    *Lock
+	kind    *Kind
+	ch      chan struct{} // buffered(1): a token means "woken, retry" or, with handoff, "yours"
+	prev    *waiter       // guarded by lock.mu
+	next    *waiter       // guarded by lock.mu
+	inq     bool          // guarded by lock.mu: in lock's queue
+	handoff bool          // written under lock.mu before the token is sent: the lock was handed to g
+	start   int64         // when the goroutine started to wait (nanotime)
+	epoch   uint64        // set by register, read by walkers under the shard lock
+	timed   atomic.Bool   // a wait-timeout report was made for this wait
 }
 
 // Owner returns the goroutine ID of the holder, or 0.
@@ -85,18 +100,19 @@ func (l *Lock) Owner() int64 { return l.state.Load() >> ownerShift }
 // uncontended fast path, one CompareAndSwap.
 func (l *Lock) FastAcquire(g int64) bool { return l.state.CompareAndSwap(0, g<<ownerShift) }
 
-// TryAcquire takes the lock for g if it is free, whatever the queue.
+// TryAcquire takes the lock for g if it is free, whatever the queue, but
+// never ahead of a starving waiter.
 func (l *Lock) TryAcquire(g int64) bool {
 	return l.FastAcquire(g) || l.tryAcquire(g, 0)
 }
 
-// tryAcquire takes the lock if it is free, clearing the flags in clear in
-// the same step. It reads before it writes, so that spinning waiters do not
-// keep stealing the cache line from the holder.
+// tryAcquire takes the lock if it is free and nobody is starving, clearing
+// the flags in clear in the same step. It reads before it writes, so that
+// spinning waiters do not keep stealing the cache line from the holder.
 func (l *Lock) tryAcquire(g int64, clear int64) bool {
 	for {
 		s := l.state.Load()
-		if s>>ownerShift != 0 {
+		if s>>ownerShift != 0 || s&flagStarving != 0 {
 			return false
 		}
 		if l.state.CompareAndSwap(s, s&^clear|g<<ownerShift) {
@@ -117,6 +133,10 @@ func (l *Lock) releaseSlow(g int64) bool {
 		if s>>ownerShift != g {
 			return false
 		}
+		if s&flagStarving != 0 {
+			l.handOff()
+			return true
+		}
 		n := s & flagMask
 		wake := s&flagWaiting != 0 && s&flagWoken == 0
 		if wake {
@@ -131,6 +151,40 @@ func (l *Lock) releaseSlow(g int64) bool {
 	}
 }
 
+// handOff passes the held lock to the first waiter, in starvation mode.
+// Starvation mode ends when the queue is empty or the waiter served had not
+// waited past the threshold.
+func (l *Lock) handOff() {
+	l.mu.Lock()
+	w := l.head
+	if w == nil {
+		// Everyone left (cancelled): release, and leave starvation mode.
+		for {
+			s := l.state.Load()
+			if l.state.CompareAndSwap(s, s&flagMask&^flagStarving) {
+				break
+			}
+		}
+		l.mu.Unlock()
+		return
+	}
+	l.remove(w)
+	w.handoff = true
+	calm := l.head == nil || nanotime()-w.start < starvationThreshold
+	for {
+		s := l.state.Load()
+		n := s&flagMask | w.g<<ownerShift
+		if calm {
+			n &^= flagStarving
+		}
+		if l.state.CompareAndSwap(s, n) {
+			break
+		}
+	}
+	l.mu.Unlock()
+	w.ch <- struct{}{}
+}
+
 // Acquire blocks until g holds the lock. ctx may be nil for a wait that
 // cannot be cancelled. On failure (ctx done, or the wait would close a
 // deadlock cycle) it returns the error and g does not hold the lock.
@@ -139,7 +193,7 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 	if spin(l, g) {
 		return nil
 	}
-	w := &waiter{g: g, lock: l, kind: k, ch: make(chan struct{}, 1)}
+	w := &waiter{g: g, lock: l, kind: k, ch: make(chan struct{}, 1), start: nanotime()}
 	var done <-chan struct{}
 	if ctx != nil {
 		done = ctx.Done()
@@ -151,21 +205,25 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 	// unregister can only lead a walk back to the waiter itself, which is
 	// not a cycle through the walker.
 	registered := false
-	leave := func() {
+	acquired := func() error {
+		if registered {
+			unregister(w)
+		}
+		return nil
+	}
+	leave := func(err error) error {
 		if registered {
 			unregister(w)
 		}
 		l.abandon(w)
+		return err
 	}
-	var clear int64 // flagWoken once this waiter has been woken
+	var clear, set int64 // clear: flagWoken once woken; set: flagStarving once starving
 	for {
 		l.mu.Lock()
-		if l.queueOrAcquire(g, clear) {
+		if l.queueOrAcquire(g, clear, set) {
 			l.mu.Unlock()
-			if registered {
-				unregister(w)
-			}
-			return nil
+			return acquired()
 		}
 		// A waiter that was woken and lost the race goes back to the front,
 		// so barging cannot push it to the end of the line every time.
@@ -181,29 +239,31 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 				}
 			}
 			if err := checkCycle(w); err != nil {
-				leave()
-				return err
+				return leave(err)
 			}
 		}
 		select {
 		case <-w.ch:
+			if w.handoff {
+				return acquired()
+			}
 			clear = flagWoken
 			if l.tryAcquire(g, flagWoken) {
-				if registered {
-					unregister(w)
-				}
-				return nil
+				return acquired()
+			}
+			if nanotime()-w.start > starvationThreshold {
+				set = flagStarving
 			}
 		case <-done:
-			leave()
-			return ctx.Err()
+			return leave(ctx.Err())
 		}
 	}
 }
 
-// queueOrAcquire, under mu, either takes the free lock or sets waiting, in
-// one CompareAndSwap, clearing the flags in clear either way.
-func (l *Lock) queueOrAcquire(g int64, clear int64) bool {
+// queueOrAcquire, under mu, either takes the free lock or marks the queue
+// waiting (and, with set, starving), in one CompareAndSwap, clearing the
+// flags in clear either way.
+func (l *Lock) queueOrAcquire(g int64, clear, set int64) bool {
 	for {
 		s := l.state.Load()
 		if s>>ownerShift == 0 {
@@ -212,7 +272,7 @@ func (l *Lock) queueOrAcquire(g int64, clear int64) bool {
 			}
 			continue
 		}
-		if l.state.CompareAndSwap(s, s&^clear|flagWaiting) {
+		if l.state.CompareAndSwap(s, s&^clear|flagWaiting|set) {
 			return false
 		}
 	}
@@ -229,6 +289,9 @@ func spin(l *Lock, g int64) bool {
 	}
 	for i := 0; i < 4; i++ {
 		for j := 0; j < 30 && l.state.Load()>>ownerShift != 0; j++ {
+		}
+		if l.state.Load()&flagStarving != 0 {
+			return false
 		}
 		if l.tryAcquire(g, 0) {
 			return true
@@ -275,7 +338,12 @@ func (l *Lock) abandon(w *waiter) {
 		return
 	}
 	l.mu.Unlock()
-	<-w.ch // sent by wakeOne right after it dequeued w
+	<-w.ch // sent by wakeOne or handOff right after it dequeued w
+	if w.handoff {
+		// Handed the lock after deciding to leave: pass it on.
+		l.releaseSlow(w.g)
+		return
+	}
 	for {
 		s := l.state.Load()
 		if s>>ownerShift == 0 && s&flagWaiting != 0 {
