@@ -37,7 +37,8 @@ var ErrNotOwner = core.ErrNotOwner
 // blocked inside a testing/synctest bubble.
 //
 // Re-entry costs no atomic write: the owner sees its own ID in the lock
-// word and increments a count that only it touches.
+// word and increments a count that only it touches. Fairness and
+// starvation mode are as for mutex.Mutex.
 type Monitor struct {
 	_     noCopy
 	l     core.Lock

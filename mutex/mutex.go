@@ -39,9 +39,12 @@ var ErrNotOwner = core.ErrNotOwner
 // channel: they count as durably blocked inside a testing/synctest bubble
 // and show in the block profile.
 //
-// A Mutex is not fair: as with sync.Mutex, a goroutine that arrives while
-// the mutex is free may take it ahead of a woken waiter; a woken waiter that
-// loses goes back to the front of the queue.
+// Fairness is sync.Mutex's: waiters queue in FIFO order, but a goroutine
+// that arrives while the mutex is free may take it ahead of a woken waiter,
+// which then goes back to the front of the queue. A waiter that has lost
+// that way for more than 1 ms switches the mutex to starvation mode, in
+// which Unlock hands the mutex straight to the first waiter and newcomers
+// queue, until the queue drains.
 type Mutex struct {
 	_ noCopy
 	l core.Lock
