@@ -1,7 +1,11 @@
 package core
 
 import (
+	"bytes"
 	"context"
+	"runtime"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -93,4 +97,45 @@ func TestLockTryAcquireRespectsStarvation(t *testing.T) {
 	assert.False(t, l.TryAcquire(5), "a newcomer must not overtake a starving waiter")
 	l.state.Store(0)
 	assert.True(t, l.TryAcquire(5))
+}
+
+// TestLockContentionInBlockProfile checks that a goroutine parked in
+// Acquire shows in Go's block profile, with Acquire on its stack, so that
+// `go test -blockprofile` finds contention on locksmith locks.
+func TestLockContentionInBlockProfile(t *testing.T) {
+	runtime.SetBlockProfileRate(1)
+	defer runtime.SetBlockProfileRate(0)
+	var l Lock
+	require.True(t, l.FastAcquire(1))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		assert.NoError(t, l.Acquire(2, nil, KindMutex))
+		l.Release(2)
+	}()
+	waitParked(t, "(*Lock).Acquire")
+	l.Release(1)
+	<-done
+	var buf bytes.Buffer
+	require.NoError(t, pprof.Lookup("block").WriteTo(&buf, 1))
+	assert.Contains(t, buf.String(), "internal/core.(*Lock).Acquire")
+}
+
+// waitParked waits until some goroutine is parked (in a select or channel
+// receive) with fn on its stack.
+func waitParked(t *testing.T, fn string) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for i := 0; ; i++ {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if (strings.Contains(g, "[select]") || strings.Contains(g, "[chan receive]")) && strings.Contains(g, fn) {
+				return
+			}
+		}
+		if i > 1e6 {
+			t.Fatalf("no goroutine parked in %s", fn)
+		}
+		runtime.Gosched()
+	}
 }
