@@ -232,10 +232,14 @@ func walk(w *waiter) []Step {
 	l := w.lock
 	for range maxWalk {
 		o := l.Owner()
-		switch o {
-		case 0:
+		switch {
+		case o == 0:
 			return nil
-		case w.g:
+		case o == w.g && len(cycle) == 1:
+			// The lock was handed to w (starvation mode) after it queued:
+			// w no longer waits at all.
+			return nil
+		case o == w.g:
 			return cycle
 		}
 		next, k, epoch := waitingOn(o)
