@@ -40,10 +40,11 @@ type Cond struct {
 }
 
 type waiter struct {
-	ch   chan struct{} // buffered(1): the signal
-	prev *waiter       // guarded by Cond.mu
-	next *waiter       // guarded by Cond.mu
-	inq  bool          // guarded by Cond.mu
+	ch    chan struct{} // buffered(1): the signal
+	prev  *waiter       // guarded by Cond.mu
+	next  *waiter       // guarded by Cond.mu
+	inq   bool          // guarded by Cond.mu
+	bcast bool          // guarded by Cond.mu: dequeued by Broadcast, not Signal
 }
 
 // New returns a Cond bound to l.
@@ -199,7 +200,8 @@ func (c *Cond) restore(n int) {
 // leave takes a timed-out or cancelled waiter out of the queue. If a
 // Signal chose w before it could leave, the signal is not w's to drop:
 // w passes it to the next waiter (Java's rule; Python's Condition loses
-// it). leave reports false either way: w returns as timed out or
+// it). A Broadcast's wakeup is not passed on: it was meant for the waiters
+// of its moment, all of whom it woke. leave reports false either way: w returns as timed out or
 // cancelled, and the signal lives on in the waiter it was passed to.
 func (c *Cond) leave(w *waiter) bool {
 	c.mu.Lock()
@@ -209,9 +211,14 @@ func (c *Cond) leave(w *waiter) bool {
 		c.mu.Unlock()
 		return false
 	}
+	bcast := w.bcast
 	c.mu.Unlock()
 	<-w.ch // the signaller sends right after dequeueing w
-	c.signal()
+	if !bcast {
+		// A Broadcast woke every waiter there was; passing its wakeup on
+		// would wake a goroutine that started waiting after it.
+		c.signal()
+	}
 	return false
 }
 
@@ -232,7 +239,7 @@ func (c *Cond) Broadcast() {
 	w := c.head
 	c.head, c.tail, c.n = nil, nil, 0
 	for x := w; x != nil; x = x.next {
-		x.inq = false
+		x.inq, x.bcast = false, true
 	}
 	c.mu.Unlock()
 	for w != nil {

@@ -15,4 +15,6 @@
 // Waiters are signalled in FIFO order, and no signal is lost: when a
 // waiter's timeout or cancellation races a Signal that has already chosen
 // it, the waiter passes the signal on to the next waiter, if there is one.
+// (A Broadcast's wakeup is not passed on: it reached every waiter of its
+// moment, and passing it on would wake one that came later.)
 package condvar

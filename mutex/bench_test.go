@@ -86,6 +86,13 @@ func benchContended(b *testing.B, goroutines int, cases []lockCase) {
 					n++
 				}
 				wg.Go(func() {
+					// A panic in Lock fails the benchmark without
+					// killing the binary; this goroutine stops early.
+					defer func() {
+						if v := recover(); v != nil {
+							b.Errorf("Lock panicked: %v", v)
+						}
+					}()
 					<-start
 					for range n {
 						l.Lock()

@@ -112,14 +112,14 @@ func (m *Mutex) TryLock() bool {
 // release what it holds and retry. Like Lock, it panics with an error
 // matching ErrRecursiveLock if the caller already holds m.
 func (m *Mutex) LockContext(ctx context.Context) error {
+	g := gid.Get()
+	if m.l.Owner() == g {
+		panic(recursive(g)) // a broken contract, whatever the context says
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	g := gid.Get()
 	if !m.l.FastAcquire(g) {
-		if m.l.Owner() == g {
-			panic(recursive(g))
-		}
 		if err := m.l.Acquire(g, ctx, core.KindMutex); err != nil {
 			return err
 		}

@@ -1,0 +1,119 @@
+package condvar_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/locksmith-go/locksmith/condvar"
+	"github.com/locksmith-go/locksmith/monitor"
+	"github.com/locksmith-go/locksmith/mutex"
+)
+
+// A Cond bound to a mutex.Mutex: a one-slot mailbox.
+func ExampleNew() {
+	var (
+		mu   mutex.Mutex
+		full = condvar.New(&mu)
+		box  []string // guarded by mu
+	)
+	go func() {
+		for _, s := range []string{"a", "b", "c"} {
+			mu.Lock()
+			box = append(box, s)
+			full.Signal()
+			mu.Unlock()
+		}
+	}()
+	mu.Lock()
+	for got := 0; got < 3; {
+		full.WaitWhile(func() bool { return len(box) == 0 })
+		fmt.Println(box[0])
+		box = box[1:]
+		got++
+	}
+	mu.Unlock()
+	// Output:
+	// a
+	// b
+	// c
+}
+
+// WaitTimeout reports whether the wait was signalled; either way the lock
+// is held again when it returns.
+func ExampleCond_WaitTimeout() {
+	var mu sync.Mutex
+	c := condvar.New(&mu)
+	mu.Lock()
+	defer mu.Unlock()
+	fmt.Println(c.WaitTimeout(10 * time.Millisecond))
+	// Output: false
+}
+
+func ExampleCond_WaitContext() {
+	var mu mutex.Mutex
+	c := condvar.New(&mu)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	mu.Lock()
+	defer mu.Unlock()
+	fmt.Println(c.WaitContext(ctx))
+	// Output: context canceled
+}
+
+// Waiting on a Monitor releases every hold and restores them all.
+func ExampleCond_Wait() {
+	var m monitor.Monitor
+	c := m.NewCond()
+	ready := false // guarded by m
+	go func() {
+		m.Lock()
+		ready = true
+		c.Broadcast()
+		m.Unlock()
+	}()
+	m.Lock()
+	m.Lock()
+	for !ready {
+		c.Wait()
+	}
+	fmt.Println(m.HoldCount())
+	m.Unlock()
+	m.Unlock()
+	// Output: 2
+}
+
+func ExampleCond_WaitUntil() {
+	var (
+		mu    sync.Mutex
+		c     = condvar.New(&mu)
+		count int // guarded by mu
+	)
+	for range 3 {
+		go func() {
+			mu.Lock()
+			count++
+			c.Broadcast()
+			mu.Unlock()
+		}()
+	}
+	mu.Lock()
+	c.WaitUntil(func() bool { return count == 3 })
+	fmt.Println(count)
+	mu.Unlock()
+	// Output: 3
+}
+
+// Without the lock, an owner-aware Cond panics with ErrNotOwner.
+func ExampleCond_Signal() {
+	var mu mutex.Mutex
+	c := condvar.New(&mu)
+	defer func() {
+		err := recover().(error)
+		fmt.Println(errors.Is(err, condvar.ErrNotOwner))
+	}()
+	c.Signal()
+	// Output: true
+}

@@ -1,0 +1,93 @@
+package mutex_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/locksmith-go/locksmith/mutex"
+)
+
+func ExampleMutex() {
+	var (
+		mu    mutex.Mutex
+		count int // guarded by mu
+		wg    sync.WaitGroup
+	)
+	for range 10 {
+		wg.Go(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			count++
+		})
+	}
+	wg.Wait()
+	fmt.Println(count)
+	// Output: 10
+}
+
+// Locking a Mutex again from the goroutine that holds it panics at once
+// instead of hanging.
+func ExampleMutex_Lock() {
+	var mu mutex.Mutex
+	mu.Lock()
+	defer mu.Unlock()
+	defer func() {
+		err := recover().(error)
+		fmt.Println(errors.Is(err, mutex.ErrRecursiveLock))
+		fmt.Println(mu.Owned()) // the mutex is still held by the caller
+	}()
+	mu.Lock()
+	// Output:
+	// true
+	// true
+}
+
+// Only the goroutine that locked a Mutex may unlock it; a wrong Unlock
+// panics and leaves the mutex as it was.
+func ExampleMutex_Unlock() {
+	var mu mutex.Mutex
+	mu.Lock()
+	done := make(chan error)
+	go func() {
+		defer func() { done <- recover().(error) }()
+		mu.Unlock()
+	}()
+	err := <-done
+	fmt.Println(errors.Is(err, mutex.ErrNotOwner))
+	fmt.Println(mu.Locked())
+	mu.Unlock()
+	fmt.Println(mu.Locked())
+	// Output:
+	// true
+	// true
+	// false
+}
+
+// TryLock fails while the mutex is held, even for the holder.
+func ExampleMutex_TryLock() {
+	var mu mutex.Mutex
+	fmt.Println(mu.TryLock())
+	fmt.Println(mu.TryLock())
+	mu.Unlock()
+	// Output:
+	// true
+	// false
+}
+
+func ExampleMutex_LockContext() {
+	var mu mutex.Mutex
+	mu.Lock()
+	defer mu.Unlock()
+
+	done := make(chan error)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		defer cancel()
+		done <- mu.LockContext(ctx)
+	}()
+	fmt.Println(<-done)
+	// Output: context deadline exceeded
+}

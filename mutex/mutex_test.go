@@ -1,0 +1,507 @@
+package mutex_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksmith-go/locksmith/condvar"
+	"github.com/locksmith-go/locksmith/monitor"
+	"github.com/locksmith-go/locksmith/mutex"
+)
+
+var _ sync.Locker = (*mutex.Mutex)(nil)
+
+func TestZeroMutex(t *testing.T) {
+	var m mutex.Mutex
+	assert.False(t, m.Locked(), "zero Mutex is unlocked")
+	assert.False(t, m.Owned())
+
+	m.Lock()
+	assert.True(t, m.Locked())
+	assert.True(t, m.Owned())
+	m.Unlock()
+	assert.False(t, m.Locked())
+
+	var m2 mutex.Mutex
+	require.True(t, m2.TryLock(), "TryLock of a zero Mutex")
+	m2.Unlock()
+
+	var m3 mutex.Mutex
+	require.NoError(t, m3.LockContext(context.Background()), "LockContext of a zero Mutex")
+	m3.Unlock()
+	assert.False(t, m3.Locked())
+}
+
+func TestMutexSentinelsAreShared(t *testing.T) {
+	assert.Same(t, mutex.ErrNotOwner, monitor.ErrNotOwner)
+	assert.Same(t, mutex.ErrNotOwner, condvar.ErrNotOwner)
+	assert.NotErrorIs(t, mutex.ErrRecursiveLock, mutex.ErrNotOwner)
+	assert.NotErrorIs(t, mutex.ErrNotOwner, mutex.ErrRecursiveLock)
+}
+
+func TestMutexOwnedAndLocked(t *testing.T) {
+	var m mutex.Mutex
+	m.Lock()
+	owned, locked := make(chan bool, 1), make(chan bool, 1)
+	go func() {
+		owned <- m.Owned()
+		locked <- m.Locked()
+	}()
+	assert.False(t, await(t, owned, "Owned"), "Owned from a goroutine that does not hold m")
+	assert.True(t, await(t, locked, "Locked"), "Locked from a goroutine that does not hold m")
+	assert.True(t, m.Owned())
+	m.Unlock()
+	assert.False(t, m.Owned())
+	assert.False(t, m.Locked())
+}
+
+func TestMutexLockBlocksUntilUnlock(t *testing.T) {
+	var m mutex.Mutex
+	m.Lock()
+	got := make(chan bool)
+	go func() {
+		m.Lock()
+		got <- m.Owned()
+		m.Unlock()
+		close(got)
+	}()
+	waitFor(t, "second Lock queued", func() bool { return mutex.QueueLen(&m) == 1 })
+	select {
+	case <-got:
+		t.Fatal("Lock returned while the mutex was held")
+	default:
+	}
+	m.Unlock()
+	assert.True(t, await(t, got, "Lock after Unlock"))
+	await(t, got, "Unlock")
+	assert.False(t, m.Locked())
+	assert.Zero(t, mutex.QueueLen(&m))
+}
+
+// TestMutexMisuse checks every broken contract: the panic, its sentinel,
+// its message, and that the mutex is unchanged and usable afterwards. It
+// runs in every detection mode, since the owner checks belong to the
+// Mutex itself.
+func TestMutexMisuse(t *testing.T) {
+	type state int
+	const (
+		free     state = iota // m is unlocked
+		heldByMe              // the test goroutine holds m
+	)
+	for _, tc := range []struct {
+		name     string
+		before   state
+		stranger bool // the misuse is made by another goroutine
+		misuse   func(m *mutex.Mutex)
+		sentinel error
+		// msg returns substrings the message must contain, given the
+		// goroutine making the misuse and the holder.
+		msg func(me, holder int64) []string
+	}{
+		{
+			name: "recursive Lock", before: heldByMe,
+			misuse: (*mutex.Mutex).Lock, sentinel: mutex.ErrRecursiveLock,
+			msg: func(me, _ int64) []string {
+				return []string{"mutex: ", "recursive locking", fmt.Sprintf("goroutine %d", me)}
+			},
+		},
+		{
+			name: "recursive LockContext", before: heldByMe,
+			misuse: func(m *mutex.Mutex) { _ = m.LockContext(context.Background()) }, sentinel: mutex.ErrRecursiveLock,
+			msg: func(me, _ int64) []string {
+				return []string{"mutex: ", "recursive locking", fmt.Sprintf("goroutine %d", me)}
+			},
+		},
+		{
+			// The doc promises the panic whenever the caller holds m; a
+			// done context must not turn a broken contract into an error.
+			name: "recursive LockContext with a done context", before: heldByMe,
+			misuse: func(m *mutex.Mutex) {
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				_ = m.LockContext(ctx)
+			},
+			sentinel: mutex.ErrRecursiveLock,
+			msg: func(me, _ int64) []string {
+				return []string{"mutex: ", "recursive locking", fmt.Sprintf("goroutine %d", me)}
+			},
+		},
+		{
+			name: "Unlock by non-owner", before: heldByMe, stranger: true,
+			misuse: (*mutex.Mutex).Unlock, sentinel: mutex.ErrNotOwner,
+			msg: func(me, holder int64) []string {
+				return []string{"mutex: ", fmt.Sprintf("goroutine %d", me), fmt.Sprintf("held by goroutine %d", holder)}
+			},
+		},
+		{
+			name: "Unlock of unlocked mutex", before: free,
+			misuse: (*mutex.Mutex).Unlock, sentinel: mutex.ErrNotOwner,
+			msg: func(me, _ int64) []string {
+				return []string{"mutex: ", "unlock of unlocked mutex", fmt.Sprintf("goroutine %d", me)}
+			},
+		},
+		{
+			name: "Unlock of unlocked mutex by another goroutine", before: free, stranger: true,
+			misuse: (*mutex.Mutex).Unlock, sentinel: mutex.ErrNotOwner,
+			msg: func(me, _ int64) []string {
+				return []string{"mutex: ", "unlock of unlocked mutex", fmt.Sprintf("goroutine %d", me)}
+			},
+		},
+		{
+			name: "double Unlock", before: free,
+			misuse: func(m *mutex.Mutex) { m.Lock(); m.Unlock(); m.Unlock() }, sentinel: mutex.ErrNotOwner,
+			msg: func(me, _ int64) []string {
+				return []string{"mutex: ", "unlock of unlocked mutex", fmt.Sprintf("goroutine %d", me)}
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachMode(t, func(t *testing.T) {
+				var m mutex.Mutex
+				self := goroutineID()
+				if tc.before == heldByMe {
+					m.Lock()
+				}
+				var v any
+				me := self
+				if tc.stranger {
+					v, me = onOther(t, func() { tc.misuse(&m) })
+				} else {
+					v = catch(func() { tc.misuse(&m) })
+				}
+				require.NotNil(t, v, "expected a panic")
+				err, ok := v.(error)
+				require.Truef(t, ok, "panic value %#v is not an error", v)
+				assert.ErrorIs(t, err, tc.sentinel)
+				for _, other := range []error{mutex.ErrRecursiveLock, mutex.ErrNotOwner} {
+					if other != tc.sentinel {
+						assert.NotErrorIs(t, err, other)
+					}
+				}
+				for _, s := range tc.msg(me, self) {
+					assert.Contains(t, err.Error(), s)
+				}
+
+				// Unchanged: the holder still holds it and can unlock it;
+				// a free mutex is still free.
+				assert.Zero(t, mutex.QueueLen(&m))
+				if tc.before == heldByMe {
+					assert.True(t, m.Owned(), "holder lost the mutex after a misuse panic")
+					assert.True(t, m.Locked())
+					stolen, _ := onOther(t, func() {
+						if m.TryLock() {
+							panic("TryLock succeeded on a held mutex")
+						}
+					})
+					assert.Nil(t, stolen)
+					m.Unlock()
+				}
+				assert.False(t, m.Locked(), "mutex not free after its holder unlocked")
+				require.True(t, m.TryLock(), "mutex not usable after a misuse panic")
+				m.Unlock()
+			})
+		})
+	}
+}
+
+func TestMutexTryLock(t *testing.T) {
+	var m mutex.Mutex
+	require.True(t, m.TryLock(), "TryLock of a free mutex")
+	assert.True(t, m.Owned())
+	assert.False(t, m.TryLock(), "TryLock by the holder must fail, as Ruby's try_lock does")
+	assert.True(t, m.Owned(), "a failed TryLock by the holder changed nothing")
+
+	other := make(chan bool)
+	go func() { other <- m.TryLock() }()
+	assert.False(t, await(t, other, "TryLock by another goroutine"), "TryLock of a mutex held by another goroutine")
+
+	m.Unlock()
+	go func() {
+		ok := m.TryLock()
+		if ok {
+			m.Unlock()
+		}
+		other <- ok
+	}()
+	assert.True(t, await(t, other, "TryLock after Unlock"))
+	assert.False(t, m.Locked())
+}
+
+func TestMutexLockContext(t *testing.T) {
+	t.Run("free", func(t *testing.T) {
+		var m mutex.Mutex
+		require.NoError(t, m.LockContext(context.Background()))
+		assert.True(t, m.Owned())
+		m.Unlock()
+	})
+
+	t.Run("already cancelled fails even when free", func(t *testing.T) {
+		var m mutex.Mutex
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		assert.ErrorIs(t, m.LockContext(ctx), context.Canceled)
+		assert.False(t, m.Locked())
+	})
+
+	t.Run("already expired fails even when free", func(t *testing.T) {
+		var m mutex.Mutex
+		ctx, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
+		defer cancel()
+		assert.ErrorIs(t, m.LockContext(ctx), context.DeadlineExceeded)
+		assert.False(t, m.Locked())
+	})
+
+	t.Run("waits for Unlock", func(t *testing.T) {
+		var m mutex.Mutex
+		m.Lock()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		res := make(chan error)
+		go func() {
+			err := m.LockContext(ctx)
+			if err == nil && !m.Owned() {
+				err = errors.New("LockContext returned nil without the lock")
+			}
+			if err == nil {
+				m.Unlock()
+			}
+			res <- err
+		}()
+		waitFor(t, "LockContext queued", func() bool { return mutex.QueueLen(&m) == 1 })
+		m.Unlock()
+		assert.NoError(t, await(t, res, "LockContext"))
+		assert.False(t, m.Locked())
+	})
+
+	for _, tc := range []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+		stop func(cancel context.CancelFunc) // ends the wait
+		want error
+	}{
+		{
+			name: "cancel while queued",
+			ctx:  func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
+			stop: func(cancel context.CancelFunc) { cancel() },
+			want: context.Canceled,
+		},
+		{
+			name: "deadline while queued",
+			// The deadline is what is under test, not a synchronization:
+			// the mutex stays held until the deadline has passed.
+			ctx: func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), time.Millisecond)
+			},
+			stop: func(context.CancelFunc) {},
+			want: context.DeadlineExceeded,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m mutex.Mutex
+			m.Lock()
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			type result struct {
+				err   error
+				owned bool
+			}
+			res := make(chan result)
+			go func() {
+				err := m.LockContext(ctx)
+				res <- result{err, m.Owned()}
+			}()
+			waitFor(t, "LockContext queued", func() bool { return mutex.QueueLen(&m) == 1 || ctx.Err() != nil })
+			tc.stop(cancel)
+			r := await(t, res, "LockContext")
+			assert.ErrorIs(t, r.err, tc.want)
+			assert.Equal(t, ctx.Err(), r.err, "LockContext returns ctx.Err()")
+			assert.False(t, r.owned, "failed LockContext left the caller holding m")
+			assert.True(t, m.Owned(), "failed LockContext changed the holder")
+			assert.Zero(t, mutex.QueueLen(&m), "failed LockContext left a queue entry")
+			m.Unlock()
+			assert.False(t, m.Locked())
+			require.True(t, m.TryLock())
+			m.Unlock()
+		})
+	}
+}
+
+// TestMutexLockContextCancelRacesUnlock cancels a queued LockContext at
+// the moment the holder unlocks. Whatever wins, the waiter either holds the
+// mutex with a nil error or does not hold it with ctx.Err(); a wakeup that
+// reached the cancelled waiter is handed on to the next waiter; and the
+// mutex ends free and usable.
+func TestMutexLockContextCancelRacesUnlock(t *testing.T) {
+	rounds := 500
+	if testing.Short() {
+		rounds = 100
+	}
+	var won, lost int
+	for i := range rounds {
+		var m mutex.Mutex
+		m.Lock()
+		ctx, cancel := context.WithCancel(context.Background())
+		type result struct {
+			err   error
+			owned bool
+		}
+		res := make(chan result, 1)
+		go func() {
+			err := m.LockContext(ctx)
+			r := result{err, m.Owned()}
+			if err == nil {
+				m.Unlock()
+			}
+			res <- r
+		}()
+		waitFor(t, "LockContext queued", func() bool { return mutex.QueueLen(&m) == 1 })
+
+		// Every other round, a second goroutine queues behind the first in
+		// plain Lock: it must get the mutex whatever happens to the first.
+		second := make(chan bool, 1)
+		withSecond := i%2 == 0
+		if withSecond {
+			go func() {
+				m.Lock()
+				second <- m.Owned()
+				m.Unlock()
+			}()
+			waitFor(t, "Lock queued", func() bool { return mutex.QueueLen(&m) == 2 })
+		}
+
+		go cancel()
+		if i%4 < 2 {
+			runtime.Gosched()
+		}
+		m.Unlock()
+
+		r := await(t, res, "LockContext")
+		if r.err != nil {
+			lost++
+			require.ErrorIs(t, r.err, context.Canceled)
+			require.False(t, r.owned, "round %d: LockContext failed but the caller holds m", i)
+		} else {
+			won++
+			require.True(t, r.owned, "round %d: LockContext succeeded without the lock", i)
+		}
+		if withSecond {
+			require.True(t, await(t, second, "second waiter after a cancelled first"), "round %d", i)
+		}
+		ctx2, cancel2 := context.WithTimeout(context.Background(), liveness)
+		require.NoError(t, m.LockContext(ctx2), "round %d: mutex not free after the race", i)
+		cancel2()
+		m.Unlock()
+		require.Zero(t, mutex.QueueLen(&m))
+		cancel()
+	}
+	t.Logf("LockContext won %d rounds, cancellation won %d", won, lost)
+}
+
+// hammer runs goroutines goroutines, each taking m iters times through
+// lock, on GOMAXPROCS procs, and checks mutual exclusion with plain,
+// unsynchronized variables: the race detector reports any overlap of two
+// critical sections, and without it the counts catch lost updates.
+func hammer(t *testing.T, procs, goroutines, iters int, lock func(m *mutex.Mutex, g, i int)) {
+	t.Helper()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	var (
+		m       mutex.Mutex
+		counter int  // guarded by m
+		inside  bool // guarded by m
+		overlap int  // guarded by m
+		wg      sync.WaitGroup
+	)
+	start := make(chan struct{})
+	for g := range goroutines {
+		wg.Go(func() {
+			// A panic from lock (it holds nothing then) fails the test
+			// instead of killing the test binary; the other goroutines
+			// finish their rounds.
+			defer func() {
+				if v := recover(); v != nil {
+					t.Errorf("goroutine %d: lock panicked: %v", g, v)
+				}
+			}()
+			<-start
+			for i := range iters {
+				lock(&m, g, i)
+				if inside {
+					overlap++
+				}
+				inside = true
+				counter++
+				inside = false
+				m.Unlock()
+			}
+		})
+	}
+	close(start)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	await(t, done, "hammer")
+	if t.Failed() {
+		return
+	}
+	assert.Equal(t, goroutines*iters, counter)
+	assert.Zero(t, overlap)
+	assert.False(t, m.Locked())
+	assert.Zero(t, mutex.QueueLen(&m))
+}
+
+func TestMutexHammer(t *testing.T) {
+	iters := 5000
+	if testing.Short() {
+		iters = 500
+	}
+	ctx := context.Background()
+	// Every way to take the mutex, in rotation.
+	lock := func(m *mutex.Mutex, g, i int) {
+		switch (g + i) % 3 {
+		case 0:
+			m.Lock()
+		case 1:
+			if err := m.LockContext(ctx); err != nil {
+				panic(err)
+			}
+		default:
+			for !m.TryLock() {
+				runtime.Gosched()
+			}
+		}
+	}
+	for _, tc := range []struct{ procs, goroutines int }{
+		{1, 4}, {2, 2}, {2, 8}, {4, 16},
+	} {
+		t.Run(fmt.Sprintf("procs=%d/goroutines=%d", tc.procs, tc.goroutines), func(t *testing.T) {
+			hammer(t, tc.procs, tc.goroutines, iters, lock)
+		})
+	}
+	// The detector's bookkeeping under contention, in every mode.
+	t.Run("modes/procs=2/goroutines=8", func(t *testing.T) {
+		forEachMode(t, func(t *testing.T) { hammer(t, 2, 8, iters/5, lock) })
+	})
+}
+
+func TestMutexNoAllocs(t *testing.T) {
+	var m mutex.Mutex
+	ctx := context.Background()
+	assert.Zero(t, testing.AllocsPerRun(100, func() { m.Lock(); m.Unlock() }), "Lock/Unlock")
+	assert.Zero(t, testing.AllocsPerRun(100, func() {
+		if m.TryLock() {
+			m.Unlock()
+		}
+	}), "TryLock/Unlock")
+	assert.Zero(t, testing.AllocsPerRun(100, func() {
+		if m.LockContext(ctx) == nil {
+			m.Unlock()
+		}
+	}), "LockContext/Unlock")
+}
