@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// tiny is a run that takes a fraction of a second, even with -race.
+var tiny = []string{
+	"-pairs", "1000", "-nested", "100", "-ops", "400", "-items", "200", "-batches", "1,10",
+	"-rounds", "1", "-warmup", "0", "-goroutines", "1,2",
+	"-locks", "mutex.Mutex/detect=off,monitor.Monitor.depth2/detect=off,spin.TTAS",
+}
+
+func runArgs(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestBadFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string // in stderr
+	}{
+		{[]string{"-pairs", "0"}, "-pairs must be at least 1"},
+		{[]string{"-pairs", "many"}, `invalid value "many" for flag -pairs`},
+		{[]string{"-nested", "-5"}, "-nested must be at least 1"},
+		{[]string{"-ops", "0"}, "-ops must be at least 1"},
+		{[]string{"-rounds", "0"}, "-rounds must be at least 1"},
+		{[]string{"-warmup", "-1"}, "-warmup must be at least 0"},
+		{[]string{"-goroutines", "1,x"}, `"x" is not a positive integer`},
+		{[]string{"-goroutines", "0"}, `"0" is not a positive integer`},
+		{[]string{"-batches", ""}, `"" is not a positive integer`},
+		{[]string{"-format", "xml"}, "must be one of text, markdown, json, csv"},
+		{[]string{"-workload", "stress"}, "must be one of headline, pool, batch, all"},
+		{[]string{"-locks", "nosuch"}, `no lock matches "nosuch"`},
+		{[]string{"-locks", "["}, "bad lock pattern"},
+		{[]string{"-plot", "chart.png"}, "name a .svg file"},
+		{[]string{"-plot", "c.svg", "-workload", "batch"}, "does not run"},
+		{[]string{"-latency", "-workload", "pool"}, "does not apply to -workload pool"},
+		{[]string{"-work", "-1ns"}, "must not be negative"},
+		{[]string{"-nosuchflag"}, "flag provided but not defined: -nosuchflag"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, stdout, stderr := runArgs(t, tt.args...)
+			assert.Equal(t, exitUsage, code)
+			assert.Empty(t, stdout, "nothing on stdout for bad flags")
+			assert.Contains(t, stderr, tt.want)
+			assert.True(t, strings.Contains(stderr, "Run 'lockbench -h'") || strings.Contains(stderr, "usage: lockbench"),
+				"stderr says how to get help:\n%s", stderr)
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, stdout, stderr := runArgs(t, "-h")
+	assert.Equal(t, exitOK, code)
+	assert.Empty(t, stdout)
+	for _, want := range []string{"usage: lockbench", "-pairs", "-goroutines", "-locks", "-rounds", "-warmup", "-latency",
+		"-workload", "-format", "-plot", "mutex.Mutex/detect=order"} {
+		assert.Contains(t, stderr, want)
+	}
+}
+
+func TestText(t *testing.T) {
+	code, stdout, stderr := runArgs(t, tiny...)
+	require.Equal(t, exitOK, code, stderr)
+	for _, want := range []string{
+		"Uncontended: 1,000 Lock/Unlock pairs",
+		"user      system       total          real  ns/pair",
+		"Two nested locks: 100 rounds",
+		"Contended: 400 critical sections",
+		"1 goroutine\n", "2 goroutines\n",
+		"ops/s", "CPU-ns/op", "cores", "cpu ratio",
+		"sync.Mutex ", "mutex.Mutex/detect=off", "monitor.Monitor.depth2/detect=off", "spin.TTAS",
+		"1.00x", // sync.Mutex against itself
+	} {
+		assert.Contains(t, stdout, want)
+	}
+	assert.NotContains(t, stdout, "spin.TAS ", "-locks chose the locks")
+	assert.NotContains(t, stdout, "Lock-acquire latency", "no -latency")
+	assert.Contains(t, stderr, "lockbench: Uncontended", "progress on stderr")
+	assert.Contains(t, stderr, "done in")
+	// Ruby's Benchmark.bm shape: four times, the real one in parentheses.
+	assert.Regexp(t, `(?m)^sync\.Mutex\s+\d+\.\d{6}\s+\d+\.\d{6}\s+\d+\.\d{6}\s+\(\s*\d+\.\d{6}\)`, stdout)
+}
+
+func TestQuiet(t *testing.T) {
+	code, _, stderr := runArgs(t, append([]string{"-quiet"}, tiny...)...)
+	require.Equal(t, exitOK, code)
+	assert.Empty(t, stderr)
+}
+
+func TestMarkdown(t *testing.T) {
+	code, stdout, stderr := runArgs(t, append([]string{"-format", "markdown", "-quiet"}, tiny...)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "### Uncontended: 1,000 Lock/Unlock pairs")
+	assert.Contains(t, stdout, "| :--- |")
+	assert.Contains(t, stdout, "**2 goroutines**")
+	assert.Contains(t, stdout, "`go run ./bench/cmd/lockbench -format markdown -quiet")
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(line, "|") {
+			assert.True(t, strings.HasSuffix(line, "|"), "table row %q", line)
+		}
+	}
+}
+
+func TestJSON(t *testing.T) {
+	code, stdout, stderr := runArgs(t, append([]string{"-format", "json", "-quiet", "-latency"}, tiny...)...)
+	require.Equal(t, exitOK, code, stderr)
+	var rep report
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	assert.NotEmpty(t, rep.Env.GoVersion)
+	assert.Equal(t, 1, rep.Rounds)
+	assert.Positive(t, rep.Work.InsideIters)
+	kinds := map[string]*section{}
+	for _, s := range rep.Sections {
+		kinds[s.Kind] = s
+	}
+	require.Contains(t, kinds, kindPairs)
+	require.Contains(t, kinds, kindNested)
+	require.Contains(t, kinds, kindContended)
+	require.Contains(t, kinds, kindLatency)
+	pairs := kinds[kindPairs]
+	assert.Equal(t, "sync.Mutex", pairs.Rows[0].Lock, "the baseline is always first")
+	assert.InDelta(t, 1, pairs.Rows[0].Ratio, 1e-9)
+	assert.Len(t, pairs.Rows, 4)
+	for _, r := range pairs.Rows {
+		assert.EqualValues(t, 1000, r.Ops)
+		assert.Positive(t, r.NsPerOp.Median)
+		assert.LessOrEqual(t, r.NsPerOp.Min, r.NsPerOp.Median)
+		assert.GreaterOrEqual(t, r.NsPerOp.Max, r.NsPerOp.Median)
+	}
+	assert.Len(t, kinds[kindContended].Rows, 8, "4 locks at 2 goroutine counts")
+	for _, r := range kinds[kindContended].Rows {
+		assert.Contains(t, []int{1, 2}, r.Goroutines)
+		assert.Positive(t, r.Ratio)
+	}
+	for _, r := range kinds[kindLatency].Rows {
+		require.NotNil(t, r.Latency, r.Lock)
+		assert.EqualValues(t, 400, r.Latency.Iterations)
+		assert.LessOrEqual(t, r.Latency.Min, r.Latency.P50)
+		assert.LessOrEqual(t, r.Latency.P50, r.Latency.P999)
+		assert.LessOrEqual(t, r.Latency.P999, r.Latency.Max)
+	}
+}
+
+func TestCSV(t *testing.T) {
+	code, stdout, stderr := runArgs(t, append([]string{"-format", "csv", "-quiet", "-workload", "all"}, tiny...)...)
+	require.Equal(t, exitOK, code, stderr)
+	recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	require.NoError(t, err)
+	require.NotEmpty(t, recs)
+	assert.Equal(t, csvHeader, recs[0])
+	seen := map[string]bool{}
+	for _, r := range recs[1:] {
+		require.Len(t, r, len(csvHeader))
+		seen[r[0]] = true
+	}
+	for _, k := range []string{kindPairs, kindNested, kindContended, kindPool, kindBatch} {
+		assert.True(t, seen[k], "section %s in the CSV", k)
+	}
+}
+
+func TestWorkloads(t *testing.T) {
+	code, stdout, stderr := runArgs(t, append([]string{"-workload", "pool", "-quiet"}, tiny...)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "Connection pool (Jetty's workload)")
+	assert.Contains(t, stdout, "acquire/s")
+	assert.Contains(t, stdout, "release/s")
+	assert.Contains(t, stdout, "remove/s")
+	assert.NotContains(t, stdout, "Uncontended", "-workload pool runs the pool only")
+
+	code, stdout, stderr = runArgs(t, append([]string{"-workload", "batch", "-quiet"}, tiny...)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "Batch queue")
+	assert.Contains(t, stdout, "chan")
+	assert.Contains(t, stdout, "vs batch 1")
+	assert.NotContains(t, stdout, "batchqueue/", "no monitor.Monitor first entry was chosen")
+
+	code, stdout, stderr = runArgs(t, "-workload", "batch", "-quiet", "-items", "100", "-batches", "1,7",
+		"-rounds", "1", "-warmup", "0", "-locks", "monitor.Monitor/detect=off")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "batchqueue/monitor.Monitor/detect=off")
+}
+
+func TestPlot(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "chart.svg")
+	code, _, stderr := runArgs(t, append([]string{"-plot", file}, tiny...)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "wrote "+file)
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	svg := string(b)
+	assert.Contains(t, svg, "<svg")
+	assert.Contains(t, svg, "goroutines")
+	assert.Contains(t, svg, "spin.TTAS", "the legend names the locks")
+}
+
+func TestPlotUnwritable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "no", "such", "dir", "chart.svg")
+	code, _, stderr := runArgs(t, append([]string{"-plot", file, "-quiet"}, tiny...)...)
+	assert.Equal(t, exitError, code)
+	assert.Contains(t, stderr, "lockbench: -plot:")
+}
+
+func TestStatOf(t *testing.T) {
+	assert.Equal(t, stat{Median: 2, Min: 1, Max: 3}, statOf([]float64{3, 1, 2}))
+	assert.Equal(t, stat{Median: 2.5, Min: 1, Max: 4}, statOf([]float64{4, 1, 3, 2}))
+	assert.Equal(t, stat{}, statOf(nil))
+}
+
+func TestFormatting(t *testing.T) {
+	assert.Equal(t, "1,000,000", count(1000000))
+	assert.Equal(t, "999", count(999))
+	assert.Equal(t, "-1,000", count(-1000))
+	assert.Equal(t, "6.71M", rate(6.71e6))
+	assert.Equal(t, "950k", rate(950e3))
+	assert.Equal(t, "12", rate(12))
+	assert.Equal(t, "1.25x", times(1.25))
+	assert.Equal(t, "–", times(0))
+	assert.Equal(t, "12.90", ns(12.9))
+	assert.Equal(t, "137.0", ns(137))
+	assert.Equal(t, "  0.012896", secs(12896000))
+}
