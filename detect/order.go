@@ -151,6 +151,7 @@ func (engine) Acquired(l *core.Lock, k *core.Kind, g int64, try bool) {
 	if gs == nil {
 		gs = claim(g)
 	}
+	gs.dropReleased(g)
 	var prev uint64
 	n := len(gs.held)
 	if n > 0 {
@@ -178,17 +179,39 @@ func (engine) Released(l *core.Lock, g int64) {
 	if m := gs.held[i].meta; m.Kind.Reentrant {
 		m.Holds.Store(0)
 	}
-	gs.held = append(gs.held[:i], gs.held[i+1:]...)
-	// Unlocked out of order: the chains above i change.
-	for j := i; j < len(gs.held); j++ {
+	gs.remove(i)
+	if len(gs.held) == 0 {
+		unclaim(gs, g)
+	}
+}
+
+// remove deletes record i. The vacated slot is cleared, so that the
+// backing array keeps no released lock alive; the chains above i, if it
+// was unlocked out of order, are recomputed.
+func (gs *gstate) remove(i int) {
+	last := len(gs.held) - 1
+	copy(gs.held[i:], gs.held[i+1:])
+	gs.held[last] = held{}
+	gs.held = gs.held[:last]
+	for j := i; j < last; j++ {
 		var prev uint64
 		if j > 0 {
 			prev = gs.held[j-1].chain
 		}
 		gs.held[j].chain = mix(prev, gs.held[j].meta.ID, gs.held[j].try)
 	}
-	if len(gs.held) == 0 {
-		unclaim(gs, g)
+}
+
+// dropReleased removes the records of locks that g no longer holds: locks
+// taken in Order mode and released while the detector was in another
+// mode, so that Released never saw them. Kept, they would add edges from
+// locks not held (false reports) and keep those locks alive. It costs a
+// load of each held lock's state word, which g itself last wrote.
+func (gs *gstate) dropReleased(g int64) {
+	for i := len(gs.held) - 1; i >= 0; i-- {
+		if gs.held[i].lock.Owner() != g {
+			gs.remove(i)
+		}
 	}
 }
 

@@ -79,7 +79,7 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 //
 // For a WaitTimeout, the first step is the waiting goroutine (WaitsFor is
 // the lock) and the second is the holder (Holds is the same lock), each
-// with its current stack.
+// with its current stack; the holder's Stack is nil if it has exited.
 type Step struct {
 	Goroutine int64
 	Holds     *LockInfo // nil where unknown or not applicable
@@ -137,9 +137,13 @@ func (r *Report) String() string {
 		header(&b, "locksmith: goroutine blocked on a lock for "+r.Waited.Round(time.Millisecond).String())
 		w := r.Steps[0]
 		fmt.Fprintf(&b, "goroutine %d has waited %v to lock %s,\n", w.Goroutine, r.Waited.Round(time.Millisecond), w.WaitsFor)
-		if len(r.Steps) > 1 {
+		switch {
+		case len(r.Steps) > 1 && r.Steps[1].Stack == nil:
+			// The holder was not in the snapshot of all goroutines.
+			fmt.Fprintf(&b, "which is held by goroutine %d, which has exited (a lock held at exit stays held)\n\n", r.Steps[1].Goroutine)
+		case len(r.Steps) > 1:
 			fmt.Fprintf(&b, "which is held by goroutine %d\n\n", r.Steps[1].Goroutine)
-		} else {
+		default:
 			b.WriteString("which is no longer held\n\n")
 		}
 		for _, s := range r.Steps {

@@ -99,7 +99,7 @@ func parseStacks(buf []byte, want map[int64]bool) map[int64][]Frame {
 		if err != nil || !want[id] {
 			continue
 		}
-		var frames []Frame
+		frames := []Frame{} // non-nil: the goroutine was found (alive), even if every frame is trimmed
 		for i := 1; i+1 < len(lines); i += 2 {
 			fn := lines[i]
 			if strings.HasPrefix(fn, "created by ") {

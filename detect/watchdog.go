@@ -13,31 +13,43 @@ import (
 // are parked) and re-arms itself, every timeout/4, for as long as any
 // goroutine is parked on a locksmith lock. A wait is reported once, at most
 // a quarter of the timeout late.
+//
+// Each configuration starts its own chain of scans: a chain armed under an
+// older configuration (with, say, Order mode's 30 s timeout and a 7.5 s
+// period) stops at its next scan, so that a shorter timeout configured
+// later takes effect at once rather than after the old period.
 var wd struct {
-	timeout atomic.Int64 // nanoseconds; 0 is off
-	armed   atomic.Bool
+	timeout atomic.Int64  // nanoseconds; 0 is off
+	gen     atomic.Uint64 // configuration generation, bumped by each install
+	armed   atomic.Uint64 // the generation whose scans are scheduled, or 0
 }
 
 func watchdogConfigured(d time.Duration) {
 	wd.timeout.Store(int64(d))
+	wd.gen.Add(1)
 	if d > 0 {
 		watchdogParked()
 	}
 }
 
 func watchdogParked() {
+	g := wd.gen.Load()
 	d := time.Duration(wd.timeout.Load())
-	if d <= 0 || wd.armed.Load() {
+	a := wd.armed.Load()
+	if d <= 0 || a == g {
 		return
 	}
-	if wd.armed.CompareAndSwap(false, true) {
-		time.AfterFunc(period(d), scan)
+	if wd.armed.CompareAndSwap(a, g) {
+		time.AfterFunc(period(d), func() { scan(g) })
 	}
 }
 
 func period(d time.Duration) time.Duration { return max(d/4, time.Millisecond) }
 
-func scan() {
+func scan(g uint64) {
+	if wd.gen.Load() != g {
+		return // reconfigured: the new configuration runs its own scans
+	}
 	d := time.Duration(wd.timeout.Load())
 	now := core.Now()
 	var overdue []core.WaitInfo
@@ -48,20 +60,23 @@ func scan() {
 			overdue = append(overdue, wi)
 		}
 	})
+	if d > 0 && waiting {
+		time.AfterFunc(period(d), func() { scan(g) })
+	} else {
+		wd.armed.CompareAndSwap(g, 0)
+		// A goroutine that parked between the scan and the disarm saw the
+		// watchdog armed and did not arm it: look once more.
+		recheck := false
+		core.Waiting(func(core.WaitInfo) { recheck = true })
+		if recheck {
+			watchdogParked()
+		}
+	}
+	// Reports go out after the next scan is scheduled, so that a reporter
+	// that panics or exits its goroutine (t.FailNow) cannot stop the
+	// watchdog.
 	for _, wi := range overdue {
 		deliver(waitReport(wi, time.Duration(now-wi.Since)))
-	}
-	if d > 0 && waiting {
-		time.AfterFunc(period(d), scan)
-		return
-	}
-	wd.armed.Store(false)
-	// A goroutine that parked between the scan and the Store above saw the
-	// watchdog armed and did not arm it: look once more.
-	recheck := false
-	core.Waiting(func(core.WaitInfo) { recheck = true })
-	if recheck {
-		watchdogParked()
 	}
 }
 

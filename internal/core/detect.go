@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -257,15 +258,23 @@ func walk(w *waiter) []Step {
 	return nil
 }
 
-// checkCycle walks twice and reports only a cycle seen identically both
-// times. Why that suffices: every goroutine in the cycle other than the
-// caller was registered with the same epoch at its read in the first walk
-// and at its read in the second, so it was blocked, without releasing
-// anything, for the whole interval between; each owner read of the second
-// walk falls inside the interval of the goroutine it names. So at the
-// instant between the two walks every edge held at once: a real deadlock,
-// which then cannot go away by itself.
-func checkCycle(w *waiter) error {
+// checkCycle returns the wait-for cycle that w closes, or nil. It walks
+// twice and returns only a cycle seen identically both times. Why that
+// suffices: every goroutine in the cycle other than the caller was
+// registered with the same epoch at its read in the first walk and at its
+// read in the second, so it was blocked, without releasing anything, for
+// the whole interval between; each owner read of the second walk falls
+// inside the interval of the goroutine it names. So at the instant between
+// the two walks every edge held at once: a real deadlock, which then cannot
+// go away by itself.
+//
+// Exactly one goroutine of a cycle is refused: the one that registered
+// last (the largest epoch). A cycle is closed by the registration of its
+// last member (members hold their locks from before they register, and a
+// registered goroutine takes no new lock), so that member's walk always
+// sees it; the others may see it too if they walk at the same moment, and
+// must then park rather than refuse as well.
+func checkCycle(w *waiter) []Step {
 	first := walk(w)
 	if first == nil {
 		return nil
@@ -278,11 +287,19 @@ func checkCycle(w *waiter) error {
 		if first[i] != second[i] {
 			return nil
 		}
+		if first[i].epoch > w.epoch {
+			return nil
+		}
 	}
+	return first
+}
+
+// deadlock turns a cycle into the error to return, through the engine.
+func deadlock(cycle []Step) error {
 	if engine == nil {
-		return nil
+		return errors.New("locksmith: deadlock") // only without package detect, which every lock package links
 	}
-	return engine.Deadlock(first)
+	return engine.Deadlock(cycle)
 }
 
 // WaitInfo describes one goroutine blocked on a locksmith lock.

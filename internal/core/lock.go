@@ -238,8 +238,12 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 					engine.Parked()
 				}
 			}
-			if err := checkCycle(w); err != nil {
-				return leave(err)
+			if cycle := checkCycle(w); cycle != nil {
+				// Out of the queue before the report is made: a reporter
+				// that panics or exits its goroutine must not leave this
+				// waiter queued, or the lock would never wake anyone again.
+				leave(nil)
+				return deadlock(cycle)
 			}
 		}
 		select {

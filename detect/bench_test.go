@@ -1,0 +1,201 @@
+//go:build unix
+
+// The benchmarks need syscall.Getrusage for CPU time, hence the build
+// constraint; the tests build everywhere.
+
+package detect_test
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sasha-s/go-deadlock"
+
+	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/monitor"
+	"github.com/locksmith-go/locksmith/mutex"
+)
+
+// The cost of detection (issue 3, point 7), each ratio within one run:
+// Cycles against Off for the uncontended pair; Order mode against
+// go-deadlock's default mode and sync.Mutex for two nested locks; Order
+// mode against go-deadlock for contended throughput. Every case goes
+// through the same helper and calls the locks through sync.Locker, so
+// sync.Mutex pays the same dynamic dispatch as the others.
+//
+//	go test -run '^$' -bench . -benchtime 1s -count 5 ./detect/ | benchstat -
+
+// A benchCase is one configuration under benchmark. setup returns the
+// locks (as many as the benchmark asks for) and a teardown; both run on
+// the benchmark's goroutine.
+type benchCase struct {
+	name  string
+	setup func(n int) (locks []sync.Locker, teardown func())
+}
+
+// inMode makes n fresh locks with newLock, with detection in mode.
+func inMode(mode detect.Mode, newLock func() sync.Locker) func(int) ([]sync.Locker, func()) {
+	return func(n int) ([]sync.Locker, func()) {
+		restore := detect.Configure(detect.WithMode(mode), detect.WithWaitTimeout(0))
+		locks := make([]sync.Locker, n)
+		for i := range locks {
+			locks[i] = newLock()
+		}
+		return locks, restore
+	}
+}
+
+// undetected makes n fresh locks that the detector does not see.
+func undetected(newLock func() sync.Locker) func(int) ([]sync.Locker, func()) {
+	return func(n int) ([]sync.Locker, func()) {
+		locks := make([]sync.Locker, n)
+		for i := range locks {
+			locks[i] = newLock()
+		}
+		return locks, func() {}
+	}
+}
+
+// goDeadlockDefault makes n go-deadlock Mutexes under its default options
+// (lock-order detection on, a 30 s wait timeout), except that a report is
+// counted, not followed by os.Exit.
+func goDeadlockDefault(n int) ([]sync.Locker, func()) {
+	saved := deadlock.Opts
+	deadlock.Opts.OnPotentialDeadlock = func() { goDeadlockReports.Add(1) }
+	deadlock.Opts.LogBuf = io.Discard
+	locks := make([]sync.Locker, n)
+	for i := range locks {
+		locks[i] = new(deadlock.Mutex)
+	}
+	return locks, func() { deadlock.Opts = saved }
+}
+
+var goDeadlockReports atomic.Int32
+
+func newSync() sync.Locker    { return new(sync.Mutex) }
+func newMutex() sync.Locker   { return new(mutex.Mutex) }
+func newMonitor() sync.Locker { return new(monitor.Monitor) }
+
+// BenchmarkMutexUncontendedPair is one Lock/Unlock pair by one goroutine,
+// by mode: Cycles does no more than Off on this path.
+func BenchmarkMutexUncontendedPair(b *testing.B) {
+	cases := []benchCase{
+		{"sync.Mutex", undetected(newSync)},
+		{"mutex.Mutex/off", inMode(detect.Off, newMutex)},
+		{"mutex.Mutex/cycles", inMode(detect.Cycles, newMutex)},
+		{"mutex.Mutex/order", inMode(detect.Order, newMutex)},
+		{"monitor.Monitor/off", inMode(detect.Off, newMonitor)},
+		{"monitor.Monitor/cycles", inMode(detect.Cycles, newMonitor)},
+		{"monitor.Monitor/order", inMode(detect.Order, newMonitor)},
+		{"go-deadlock", goDeadlockDefault},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			locks, teardown := c.setup(1)
+			defer teardown()
+			l := locks[0]
+			b.ReportAllocs()
+			for b.Loop() {
+				l.Lock()
+				l.Unlock()
+			}
+		})
+	}
+}
+
+// BenchmarkMutexNestedPair takes two locks nested and releases them: in
+// Order mode, after the first round, a chain-cache lookup per acquisition.
+func BenchmarkMutexNestedPair(b *testing.B) {
+	cases := []benchCase{
+		{"sync.Mutex", undetected(newSync)},
+		{"mutex.Mutex/off", inMode(detect.Off, newMutex)},
+		{"mutex.Mutex/cycles", inMode(detect.Cycles, newMutex)},
+		{"mutex.Mutex/order", inMode(detect.Order, newMutex)},
+		{"monitor.Monitor/order", inMode(detect.Order, newMonitor)},
+		{"go-deadlock", goDeadlockDefault},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			locks, teardown := c.setup(2)
+			defer teardown()
+			outer, inner := locks[0], locks[1]
+			b.ReportAllocs()
+			for b.Loop() {
+				outer.Lock()
+				inner.Lock()
+				inner.Unlock()
+				outer.Unlock()
+			}
+		})
+	}
+}
+
+// BenchmarkMutexContendedOrder runs goroutines goroutines sharing one
+// lock, with a minimal critical section, and reports throughput and the
+// process's CPU time per operation: Order mode against go-deadlock, whose
+// one global mutex serialises every Lock and Unlock.
+func BenchmarkMutexContendedOrder(b *testing.B) {
+	cases := []benchCase{
+		{"sync.Mutex", undetected(newSync)},
+		{"mutex.Mutex/cycles", inMode(detect.Cycles, newMutex)},
+		{"mutex.Mutex/order", inMode(detect.Order, newMutex)},
+		{"go-deadlock", goDeadlockDefault},
+	}
+	for _, g := range []int{2, 4, 8} {
+		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
+			for _, c := range cases {
+				b.Run(c.name, func(b *testing.B) { benchContended(b, g, c) })
+			}
+		})
+	}
+}
+
+func benchContended(b *testing.B, goroutines int, c benchCase) {
+	locks, teardown := c.setup(1)
+	defer teardown()
+	l := locks[0]
+	var shared uint64 // guarded by l
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for g := range goroutines {
+		n := b.N / goroutines
+		if g < b.N%goroutines {
+			n++
+		}
+		wg.Go(func() {
+			defer func() {
+				if v := recover(); v != nil {
+					b.Errorf("Lock panicked: %v", v)
+				}
+			}()
+			<-start
+			for range n {
+				l.Lock()
+				shared++
+				l.Unlock()
+			}
+		})
+	}
+	b.ResetTimer()
+	cpu0, t0 := cpuTime(), time.Now()
+	close(start)
+	wg.Wait()
+	wall, cpu := time.Since(t0), cpuTime()-cpu0
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/wall.Seconds(), "ops/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// cpuTime returns the process's user plus system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,252 @@
+package detect_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/monitor"
+	"github.com/locksmith-go/locksmith/mutex"
+)
+
+// TestConfigure: each call starts from the configuration in force and
+// changes only what its options name; restore puts back the configuration
+// that was in force before its call, once.
+func TestConfigure(t *testing.T) {
+	base := detect.CurrentConfig()
+	t.Cleanup(func() { require.Equal(t, base, detect.CurrentConfig(), "restored") })
+	nop := func(*detect.Report) {}
+
+	r1 := detect.Configure(detect.WithMode(detect.Order))
+	c1 := detect.CurrentConfig()
+	assert.Equal(t, detect.Config{Mode: detect.Order, HasReporter: base.HasReporter, WaitTimeout: detect.DefaultOrderWaitTimeout}, c1,
+		"Order mode's default wait timeout")
+	assert.Equal(t, detect.Order, detect.CurrentMode())
+
+	r2 := detect.Configure(detect.WithReporter(nop))
+	c2 := detect.CurrentConfig()
+	assert.Equal(t, detect.Config{Mode: detect.Order, HasReporter: true, WaitTimeout: detect.DefaultOrderWaitTimeout}, c2)
+
+	r3 := detect.Configure(detect.WithWaitTimeout(5 * time.Second))
+	c3 := detect.CurrentConfig()
+	assert.Equal(t, detect.Config{Mode: detect.Order, HasReporter: true, WaitTimeout: 5 * time.Second}, c3)
+	assert.Equal(t, 5*time.Second, detect.WatchdogTimeout())
+
+	r4 := detect.Configure(detect.WithMode(detect.Cycles))
+	c4 := detect.CurrentConfig()
+	assert.Equal(t, detect.Config{Mode: detect.Cycles, HasReporter: true, WaitTimeout: 5 * time.Second}, c4,
+		"a wait timeout set explicitly holds in Cycles mode too")
+
+	r5 := detect.Configure(detect.WithMode(detect.Off))
+	assert.Equal(t, detect.Config{Mode: detect.Off, HasReporter: true}, detect.CurrentConfig(), "Off has no watchdog")
+	assert.Zero(t, detect.WatchdogTimeout())
+	r5()
+	assert.Equal(t, c4, detect.CurrentConfig())
+
+	r6 := detect.Configure(detect.WithWaitTimeout(0), detect.WithReporter(nil))
+	assert.Equal(t, detect.Config{Mode: detect.Cycles}, detect.CurrentConfig(), "0 turns the wait timeout off; nil reporter")
+	r7 := detect.Configure() // no options: no change
+	assert.Equal(t, detect.Config{Mode: detect.Cycles}, detect.CurrentConfig())
+	r7()
+	r6()
+	assert.Equal(t, c4, detect.CurrentConfig())
+
+	// Options apply in order: the last one naming a setting wins.
+	r8 := detect.Configure(detect.WithMode(detect.Off), detect.WithMode(detect.Order))
+	assert.Equal(t, detect.Order, detect.CurrentMode())
+	r8()
+
+	r4()
+	assert.Equal(t, c3, detect.CurrentConfig())
+	r3()
+	assert.Equal(t, c2, detect.CurrentConfig())
+	assert.Equal(t, detect.DefaultOrderWaitTimeout, detect.WatchdogTimeout())
+	r2()
+	assert.Equal(t, c1, detect.CurrentConfig())
+	r1()
+	assert.Equal(t, base, detect.CurrentConfig())
+
+	// A restore works once: called again later, it does nothing.
+	r9 := detect.Configure(detect.WithMode(detect.Off))
+	r1()
+	r4()
+	assert.Equal(t, detect.Off, detect.CurrentMode())
+	r9()
+}
+
+func TestConfigureRejectsBadOptions(t *testing.T) {
+	assert.Panics(t, func() { detect.WithMode(detect.Mode(3)) })
+	assert.Panics(t, func() { detect.WithMode(detect.Mode(-1)) })
+	assert.Panics(t, func() { detect.WithWaitTimeout(-time.Second) })
+}
+
+func TestParseMode(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want detect.Mode
+		ok   bool
+	}{
+		{"off", detect.Off, true},
+		{"cycles", detect.Cycles, true},
+		{"order", detect.Order, true},
+		{"", 0, false},
+		{"Order", 0, false},
+		{" order", 0, false},
+		{"on", 0, false},
+		{"lockdep", 0, false},
+	} {
+		m, err := detect.ParseMode(tc.in)
+		if !tc.ok {
+			require.Error(t, err, "%q", tc.in)
+			assert.Contains(t, err.Error(), "detect: unknown mode")
+			continue
+		}
+		require.NoError(t, err, "%q", tc.in)
+		assert.Equal(t, tc.want, m)
+		assert.Equal(t, tc.in, m.String(), "String is ParseMode's inverse")
+	}
+	assert.Equal(t, "detect.Mode(9)", detect.Mode(9).String())
+	assert.Equal(t, "deadlock", detect.Deadlock.String())
+	assert.Equal(t, "lock order", detect.LockOrder.String())
+	assert.Equal(t, "wait timeout", detect.WaitTimeout.String())
+}
+
+// helperEnv, when set, makes TestHelperProcess act as a child process for
+// the test named in it instead of skipping.
+const helperEnv = "LOCKSMITH_DETECT_TEST_HELPER"
+
+// runHelper runs this test binary again, running only TestHelperProcess
+// with helperEnv=role and the extra environment, and returns its stdout and
+// stderr.
+func runHelper(t *testing.T, role string, env ...string) (stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), liveness)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	// The race detector's runtime sleeps a second at exit by default.
+	cmd.Env = append(os.Environ(), helperEnv+"="+role, "GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE"))
+	for _, e := range env {
+		if strings.HasSuffix(e, "=<unset>") {
+			cmd.Env = slicesDeleteVar(cmd.Env, strings.TrimSuffix(e, "=<unset>"))
+			continue
+		}
+		cmd.Env = append(cmd.Env, e)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	require.NoError(t, err, "child %s:\nstdout:\n%s\nstderr:\n%s", role, out.String(), errb.String())
+	return out.String(), errb.String()
+}
+
+func slicesDeleteVar(env []string, name string) []string {
+	out := env[:0:0]
+	for _, e := range env {
+		if !strings.HasPrefix(e, name+"=") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestHelperProcess is not a test: it is the child of runHelper.
+func TestHelperProcess(t *testing.T) {
+	role := os.Getenv(helperEnv)
+	if role == "" {
+		t.Skip("child process helper")
+	}
+	switch role {
+	case "mode":
+		os.Stdout.WriteString("mode=" + detect.CurrentMode().String() + "\n")
+	case "godeadlock-hidden-holder":
+		goDeadlockHiddenHolderChild(t)
+	default:
+		t.Fatalf("unknown helper role %q", role)
+	}
+}
+
+// TestEnvVar: LOCKSMITH_DETECT sets the mode at start-up; an unknown value
+// is reported on stderr and ignored.
+func TestEnvVar(t *testing.T) {
+	for _, tc := range []struct {
+		value, want string
+		warn        bool
+	}{
+		{"<unset>", "cycles", false},
+		{"", "cycles", false},
+		{"off", "off", false},
+		{"order", "order", false},
+		{"ORDER", "cycles", true},
+	} {
+		name := tc.value
+		if name == "" {
+			name = "empty"
+		}
+		t.Run(name, func(t *testing.T) {
+			stdout, stderr := runHelper(t, "mode", detect.EnvVar+"="+tc.value)
+			assert.Contains(t, stdout, "mode="+tc.want+"\n")
+			if tc.warn {
+				assert.Contains(t, stderr, `LOCKSMITH_DETECT="`+tc.value+`" ignored`)
+			} else {
+				assert.NotContains(t, stderr, "LOCKSMITH_DETECT")
+			}
+		})
+	}
+}
+
+// TestConfigureConcurrentWithLocking: Configure, and restore, may run while
+// other goroutines lock and unlock, block, and hold locks across mode
+// changes. Under -race this proves the configuration race-free; the locks
+// keep one consistent order, so nothing may be reported either, including
+// by records of locks taken in Order mode and released while it was off.
+func TestConfigureConcurrentWithLocking(t *testing.T) {
+	rec := configure(t)
+	var a mutex.Mutex
+	var b monitor.Monitor
+	var c mutex.Mutex
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				a.Lock()
+				b.Lock()
+				b.Lock()
+				c.Lock()
+				c.Unlock()
+				b.Unlock()
+				b.Unlock()
+				a.Unlock()
+				if c.TryLock() {
+					c.Unlock()
+				}
+			}
+		})
+	}
+	modes := []detect.Mode{detect.Off, detect.Cycles, detect.Order}
+	for i := range 300 {
+		restore := detect.Configure(detect.WithMode(modes[i%3]), detect.WithWaitTimeout(time.Duration(i%2)*time.Hour))
+		if i%5 == 0 {
+			detect.Configure(detect.WithReporter(rec.add), detect.WithReporter(rec.add))()
+		}
+		detect.CurrentMode()
+		restore()
+	}
+	close(stop)
+	wg.Wait()
+	assert.Empty(t, rec.all(), "%s", rec)
+}

@@ -1,0 +1,1147 @@
+package detect_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sasha-s/go-deadlock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/monitor"
+	"github.com/locksmith-go/locksmith/mutex"
+)
+
+// The differential test runs every scenario of go-deadlock v0.3.9's own
+// test suite (deadlock_test.go, trylock_test.go, gc_go124_test.go and the
+// non-synctest case of synctest_comparison_test.go), ported to our types,
+// against both go-deadlock and locksmith, plus the cases the issue lists
+// that go-deadlock misses. What go-deadlock catches in a scenario that is
+// a real or potential deadlock in our port, we must catch too; where its
+// report is a false positive in our port, we must not report.
+//
+// Ports: go-deadlock's RWMutex read locks become Lock on a Mutex or a
+// Monitor (we have no reader-writer lock); its sleeps inside critical
+// sections become runtime.Gosched; its sleeps to let a goroutine block
+// become waits for the goroutine's state; a recursive Lock, which
+// go-deadlock reports and then hangs in, panics at once with
+// mutex.ErrRecursiveLock here, which counts as caught.
+//
+// go-deadlock's configuration is the mutable global deadlock.Opts. Each
+// scenario sets it, with OnPotentialDeadlock counting into a callback
+// (never os.Exit) and LogBuf captured, and restores it only after every
+// goroutine that could read it has finished; its own timers read Opts only
+// before they call OnPotentialDeadlock, which the test waits for. The
+// scenarios run one at a time, never in parallel. Where go-deadlock's
+// timer would go on reading Opts for a wait it never reports (a failed
+// TryLock erases the holder's record, and its timer then re-arms itself
+// forever), the scenario runs in a child process that never restores Opts.
+
+// gdHarness is go-deadlock configured for one scenario.
+type gdHarness struct {
+	hits atomic.Int32
+	poke chan struct{} // buffered(1): OnPotentialDeadlock was called
+	log  lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// setGoDeadlock sets go-deadlock's Opts for a scenario: wait timeout
+// (0 for none), lock-order detection on or off. It does not restore them.
+func setGoDeadlock(timeout time.Duration, order bool) *gdHarness {
+	h := &gdHarness{poke: make(chan struct{}, 1)}
+	deadlock.Opts.DeadlockTimeout = timeout
+	deadlock.Opts.DisableLockOrderDetection = !order
+	deadlock.Opts.Disable = false
+	deadlock.Opts.OnPotentialDeadlock = func() {
+		h.hits.Add(1)
+		select {
+		case h.poke <- struct{}{}:
+		default:
+		}
+	}
+	deadlock.Opts.LogBuf = &h.log
+	return h
+}
+
+// useGoDeadlock is setGoDeadlock restored when the test ends. The test
+// must have joined every goroutine that uses go-deadlock by then.
+func useGoDeadlock(t *testing.T, timeout time.Duration, order bool) *gdHarness {
+	saved := deadlock.Opts
+	t.Cleanup(func() { deadlock.Opts = saved })
+	return setGoDeadlock(timeout, order)
+}
+
+// waitHits waits until go-deadlock has reported n times.
+func (h *gdHarness) waitHits(t testing.TB, n int) {
+	t.Helper()
+	timer := time.NewTimer(liveness)
+	defer timer.Stop()
+	for int(h.hits.Load()) < n {
+		select {
+		case <-h.poke:
+		case <-timer.C:
+			t.Fatalf("go-deadlock: %d reports expected, got %d:\n%s", n, h.hits.Load(), h.log.String())
+		}
+	}
+}
+
+func (h *gdHarness) count() int { return int(h.hits.Load()) }
+
+// differential is one scenario, run on both sides. Each side returns how
+// many problems it reported: reports, plus recursive-locking panics on
+// our side.
+type differential struct {
+	name   string
+	origin string // the go-deadlock test it ports, or "issue 3"
+	// real: the scenario is a real or potential deadlock in our port, so
+	// whatever go-deadlock catches we must catch. Otherwise, what
+	// go-deadlock reports is a false positive for our types.
+	real       bool
+	theirs     func(t *testing.T) int
+	ours       func(t *testing.T) int
+	wantTheirs int // -1: at least one
+	wantOurs   int
+}
+
+func TestDifferentialGoDeadlock(t *testing.T) {
+	var summary strings.Builder
+	fmt.Fprintf(&summary, "%-32s %-44s %12s %10s\n", "scenario", "origin", "go-deadlock", "locksmith")
+	for _, d := range differentials {
+		t.Run(d.name, func(t *testing.T) {
+			var theirs, ours int
+			require.True(t, t.Run("go-deadlock", func(t *testing.T) {
+				theirs = d.theirs(t)
+				if d.wantTheirs < 0 {
+					assert.Positive(t, theirs, "go-deadlock reports")
+				} else {
+					assert.Equal(t, d.wantTheirs, theirs, "go-deadlock reports")
+				}
+			}))
+			require.True(t, t.Run("locksmith", func(t *testing.T) {
+				ours = d.ours(t)
+				assert.Equal(t, d.wantOurs, ours, "locksmith reports")
+			}))
+			if d.real && theirs > 0 {
+				assert.Positive(t, ours, "go-deadlock catches this deadlock; so must we")
+			}
+			if !d.real {
+				assert.Zero(t, ours, "not a deadlock for our types: no report")
+			}
+			fmt.Fprintf(&summary, "%-32s %-44s %12d %10d\n", d.name, d.origin, theirs, ours)
+		})
+	}
+	t.Logf("reports per scenario:\n%s", summary.String())
+}
+
+var differentials = []differential{
+	{
+		name: "NoDeadlocks", origin: "deadlock_test.go TestNoDeadlocks",
+		theirs: gdNoDeadlocks, ours: lsNoDeadlocks, wantTheirs: 0, wantOurs: 0,
+	},
+	{
+		name: "LockOrder", origin: "deadlock_test.go TestLockOrder", real: true,
+		theirs: gdLockOrder, ours: lsLockOrder, wantTheirs: 1, wantOurs: 1,
+	},
+	{
+		name: "ConcurrentLockOrder", origin: "deadlock_test.go TestConcurrentLockOrderDetection", real: true,
+		theirs: gdConcurrentLockOrder, ours: lsConcurrentLockOrder, wantTheirs: -1, wantOurs: 1,
+	},
+	{
+		name: "HardDeadlock", origin: "deadlock_test.go TestHardDeadlock", real: true,
+		theirs: gdHardDeadlock(false), ours: lsHardDeadlock(false), wantTheirs: 1, wantOurs: 1,
+	},
+	{
+		name: "HardDeadlockTryLock", origin: "trylock_test.go TestHardDeadlockTryLock", real: true,
+		theirs: gdHardDeadlock(true), ours: lsHardDeadlock(true), wantTheirs: 1, wantOurs: 1,
+	},
+	{
+		name: "NormalDeadlockDetection", origin: "synctest_comparison_test.go TestNormalDeadlockDetection", real: true,
+		theirs: gdNormalDeadlockDetection, ours: lsNormalDeadlockDetection, wantTheirs: 1, wantOurs: 1,
+	},
+	{
+		name: "RWMutex", origin: "deadlock_test.go TestRWMutex", real: true,
+		theirs: gdTwoWaiters(false), ours: lsTwoWaiters(false), wantTheirs: 2, wantOurs: 2,
+	},
+	{
+		name: "RWMutexTryLock", origin: "trylock_test.go TestRWMutexTryLock", real: true,
+		theirs: gdTwoWaiters(true), ours: lsTwoWaiters(true), wantTheirs: 2, wantOurs: 2,
+	},
+	{
+		name: "StarvedRLockMultipleReaders", origin: "deadlock_test.go TestStarvedRLockMultipleReaders", real: true,
+		theirs: gdStarved, ours: lsStarved, wantTheirs: 2, wantOurs: 2,
+	},
+	{
+		name: "ManyReadersFewWriters", origin: "deadlock_test.go TestManyReadersFewWriters",
+		theirs: gdManyReaders, ours: lsManyReaders, wantTheirs: 0, wantOurs: 0,
+	},
+	{
+		name: "DeadlockTimeoutTransientNoHolder", origin: "deadlock_test.go TestDeadlockTimeoutTransientNoHolder",
+		theirs: gdShortWait, ours: lsShortWait, wantTheirs: 0, wantOurs: 0,
+	},
+	{
+		name: "LockDuplicate", origin: "deadlock_test.go TestLockDuplicate", real: true,
+		theirs: gdLockDuplicate(false), ours: lsLockDuplicate(false), wantTheirs: 2, wantOurs: 2,
+	},
+	{
+		name: "TryLockDuplicate", origin: "trylock_test.go TestTryLockDuplicate", real: true,
+		theirs: gdLockDuplicate(true), ours: lsLockDuplicate(true), wantTheirs: 2, wantOurs: 2,
+	},
+	{
+		name: "TryLockNoDeadlocks", origin: "trylock_test.go TestTryLockNoDeadlocks",
+		theirs: gdTryLockNoDeadlocks, ours: lsTryLockNoDeadlocks, wantTheirs: 0, wantOurs: 0,
+	},
+	{
+		name: "MutexTryLock", origin: "trylock_test.go TestMutexTryLock",
+		theirs: gdMutexTryLock, ours: lsMutexTryLock, wantTheirs: 0, wantOurs: 0,
+	},
+	{
+		// A TryLock cannot block: a TryLock of b while holding a is no
+		// a -> b dependency, so b then a is no inversion. go-deadlock's
+		// report is a false positive.
+		name: "TryLockOrder", origin: "trylock_test.go TestTryLockOrder",
+		theirs: gdTryLockOrder, ours: lsTryLockOrder, wantTheirs: 1, wantOurs: 0,
+	},
+	{
+		name: "OrderMapGC", origin: "gc_go124_test.go TestOrderMapGC",
+		theirs: gdOrderMapGC, ours: lsOrderMapGC, wantTheirs: 0, wantOurs: 0,
+	},
+	{
+		name: "TwoGoroutineDeadlock", origin: "issue 3: a real deadlock, no timeout", real: true,
+		theirs: gdCycle(2), ours: lsCycle(2), wantTheirs: 1, wantOurs: 1,
+	},
+	{
+		name: "ThreeGoroutineDeadlock", origin: "issue 3: A->B->C->A, a real deadlock", real: true,
+		theirs: gdCycle(3), ours: lsCycle(3), wantTheirs: 0, wantOurs: 1,
+	},
+	{
+		name: "ThreeLockOrderCycle", origin: "issue 3: A->B->C->A, potential", real: true,
+		theirs: gdThreeLockOrder, ours: lsThreeLockOrder, wantTheirs: 0, wantOurs: 1,
+	},
+	{
+		name: "FailedTryLockHidesHolder", origin: "issue 3: failed TryLock erases the holder", real: true,
+		theirs: gdHiddenHolderOrder, ours: lsHiddenHolderOrder, wantTheirs: 0, wantOurs: 1,
+	},
+	{
+		name: "FailedTryLockHidesHolderWait", origin: "issue 3: ... so a long wait is never reported", real: true,
+		theirs: gdHiddenHolderWait, ours: lsHiddenHolderWait, wantTheirs: 0, wantOurs: 1,
+	},
+	{
+		// Recursive read locking is allowed by sync.RWMutex (while no
+		// writer waits) and re-entry by a Monitor: go-deadlock reports it.
+		name: "Reentry", origin: "issue 3: re-entry reported as a deadlock",
+		theirs: gdReentry, ours: lsReentry, wantTheirs: 1, wantOurs: 0,
+	},
+}
+
+// --- go-deadlock's side -------------------------------------------------
+
+func gdNoDeadlocks(t *testing.T) int {
+	h := useGoDeadlock(t, 5*time.Second, true)
+	var a deadlock.RWMutex
+	var b deadlock.Mutex
+	var c deadlock.RWMutex
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			for range 5 {
+				a.Lock()
+				b.Lock()
+				c.RLock()
+				runtime.Gosched()
+				c.RUnlock()
+				b.Unlock()
+				a.Unlock()
+			}
+		})
+		wg.Go(func() {
+			for range 5 {
+				a.RLock()
+				b.Lock()
+				c.Lock()
+				runtime.Gosched()
+				c.Unlock()
+				b.Unlock()
+				a.RUnlock()
+			}
+		})
+	}
+	wg.Wait()
+	return h.count()
+}
+
+func gdTryLockNoDeadlocks(t *testing.T) int {
+	h := useGoDeadlock(t, 5*time.Second, true)
+	var a deadlock.RWMutex
+	var b deadlock.Mutex
+	var c deadlock.RWMutex
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			for range 5 {
+				if a.TryLock() {
+					if b.TryLock() {
+						if c.TryRLock() {
+							runtime.Gosched()
+							c.RUnlock()
+						}
+						b.Unlock()
+					}
+					a.Unlock()
+				}
+			}
+		})
+		wg.Go(func() {
+			for range 5 {
+				if a.TryRLock() {
+					if b.TryLock() {
+						if c.TryLock() {
+							runtime.Gosched()
+							c.Unlock()
+						}
+						b.Unlock()
+					}
+					a.RUnlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return h.count()
+}
+
+func gdLockOrder(t *testing.T) int {
+	h := useGoDeadlock(t, 0, true)
+	var a deadlock.RWMutex
+	var b deadlock.Mutex
+	onGoroutine(t, func() {
+		a.Lock()
+		b.Lock()
+		b.Unlock()
+		a.Unlock()
+	})
+	onGoroutine(t, func() {
+		b.Lock()
+		a.RLock()
+		a.RUnlock()
+		b.Unlock()
+	})
+	return h.count()
+}
+
+func gdTryLockOrder(t *testing.T) int {
+	h := useGoDeadlock(t, 0, true)
+	var a deadlock.RWMutex
+	var b deadlock.Mutex
+	onGoroutine(t, func() {
+		if a.TryLock() {
+			if b.TryLock() {
+				b.Unlock()
+			}
+			a.Unlock()
+		}
+	})
+	onGoroutine(t, func() {
+		b.Lock()
+		a.RLock()
+		a.RUnlock()
+		b.Unlock()
+	})
+	return h.count()
+}
+
+func gdConcurrentLockOrder(t *testing.T) int {
+	h := useGoDeadlock(t, 0, true)
+	var a, b deadlock.Mutex
+	a.Lock()
+	b.Lock()
+	b.Unlock()
+	a.Unlock()
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			<-start
+			for range 10 {
+				b.Lock()
+				a.Lock()
+				a.Unlock()
+				b.Unlock()
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	return h.count()
+}
+
+func gdHardDeadlock(try bool) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		h := useGoDeadlock(t, 20*time.Millisecond, false)
+		var mu deadlock.Mutex
+		if try {
+			require.True(t, mu.TryLock())
+		} else {
+			mu.Lock()
+		}
+		w := spawn(func() {
+			mu.Lock()
+			defer mu.Unlock()
+		})
+		h.waitHits(t, 1)
+		mu.Unlock()
+		require.Nil(t, w.wait(t))
+		return h.count()
+	}
+}
+
+func gdNormalDeadlockDetection(t *testing.T) int {
+	h := useGoDeadlock(t, 20*time.Millisecond, true)
+	var mu deadlock.Mutex
+	mu.Lock()
+	mu.Unlock()
+	mu.Lock()
+	done := make(chan bool, 1)
+	w := spawn(func() {
+		mu.Lock()
+		done <- true
+		mu.Unlock()
+	})
+	h.waitHits(t, 1)
+	mu.Unlock()
+	<-done
+	require.Nil(t, w.wait(t))
+	return h.count()
+}
+
+// gdTwoWaiters: a read lock (or TryRLock) held; a writer blocks; then a
+// reader blocks behind the waiting writer. Each wait is reported.
+func gdTwoWaiters(try bool) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		h := useGoDeadlock(t, 20*time.Millisecond, true)
+		var a deadlock.RWMutex
+		if try {
+			require.True(t, a.TryRLock())
+		} else {
+			a.RLock()
+		}
+		writer := spawn(func() {
+			a.Lock()
+			defer a.Unlock()
+		})
+		waitState(t, writer.ID(t), "sync.(*RWMutex).Lock")
+		reader := spawn(func() {
+			a.RLock()
+			defer a.RUnlock()
+		})
+		waitState(t, reader.ID(t), "sync.(*RWMutex).RLock")
+		h.waitHits(t, 2)
+		a.RUnlock()
+		require.Nil(t, writer.wait(t))
+		require.Nil(t, reader.wait(t))
+		return h.count()
+	}
+}
+
+func gdStarved(t *testing.T) int {
+	h := useGoDeadlock(t, 20*time.Millisecond, false)
+	var a deadlock.RWMutex
+	a.RLock()
+	onGoroutine(t, func() {
+		a.RLock()
+		a.RUnlock()
+	})
+	writer := spawn(func() {
+		a.Lock()
+		defer a.Unlock()
+	})
+	waitState(t, writer.ID(t), "sync.(*RWMutex).Lock")
+	reader := spawn(func() {
+		a.RLock()
+		defer a.RUnlock()
+	})
+	waitState(t, reader.ID(t), "sync.(*RWMutex).RLock")
+	h.waitHits(t, 2)
+	a.RUnlock()
+	require.Nil(t, writer.wait(t))
+	require.Nil(t, reader.wait(t))
+	return h.count()
+}
+
+func gdManyReaders(t *testing.T) int {
+	h := useGoDeadlock(t, 5*time.Second, true)
+	var mu deadlock.RWMutex
+	var wg sync.WaitGroup
+	for range 100 {
+		wg.Go(func() {
+			for range 50 {
+				mu.RLock()
+				runtime.Gosched()
+				mu.RUnlock()
+			}
+		})
+	}
+	for range 3 {
+		wg.Go(func() {
+			for range 10 {
+				mu.Lock()
+				runtime.Gosched()
+				mu.Unlock()
+				runtime.Gosched()
+			}
+		})
+	}
+	wg.Wait()
+	return h.count()
+}
+
+// gdShortWait: the original drives go-deadlock's timer callback by hand to
+// check that a wait that ends (the holder gone) is not reported. Through
+// the public API: a wait shorter than the timeout is not reported.
+func gdShortWait(t *testing.T) int {
+	h := useGoDeadlock(t, 10*time.Second, false)
+	var mu deadlock.Mutex
+	mu.Lock()
+	w := spawn(func() {
+		mu.Lock()
+		mu.Unlock()
+	})
+	waitState(t, w.ID(t), "sync.(*Mutex).Lock")
+	mu.Unlock()
+	require.Nil(t, w.wait(t))
+	return h.count()
+}
+
+// gdLockDuplicate: recursive locking, reported, after which go-deadlock
+// blocks for good; the test unlocks from its own goroutine (sync's rules
+// allow it) to let the goroutines finish.
+func gdLockDuplicate(try bool) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		h := useGoDeadlock(t, 0, true)
+		var a deadlock.RWMutex
+		var b deadlock.Mutex
+		w1 := spawn(func() {
+			if try {
+				if !a.TryRLock() {
+					panic("TryRLock failed")
+				}
+			} else {
+				a.RLock()
+			}
+			a.Lock() // reported; blocks until the test's RUnlock
+			a.Unlock()
+		})
+		w2 := spawn(func() {
+			if try {
+				if !b.TryLock() {
+					panic("TryLock failed")
+				}
+			} else {
+				b.Lock()
+			}
+			b.Lock() // reported; blocks until the test's Unlock
+			b.Unlock()
+		})
+		h.waitHits(t, 2)
+		a.RUnlock()
+		b.Unlock()
+		require.Nil(t, w1.wait(t))
+		require.Nil(t, w2.wait(t))
+		return h.count()
+	}
+}
+
+func gdMutexTryLock(t *testing.T) int {
+	h := useGoDeadlock(t, deadlock.Opts.DeadlockTimeout, false)
+	var mu deadlock.Mutex
+	require.True(t, mu.TryLock())
+	require.False(t, mu.TryLock())
+	mu.Unlock()
+	return h.count()
+}
+
+type gdHeavy struct {
+	deadlock.Mutex
+	data [1 << 20]byte
+}
+
+// retainedMiB returns how much more heap is in use, after collection, than
+// before.
+func retainedMiB(before runtime.MemStats) float64 {
+	runtime.GC()
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	return (float64(after.HeapInuse) - float64(before.HeapInuse)) / (1 << 20)
+}
+
+func baseline() runtime.MemStats {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms
+}
+
+func gdOrderMapGC(t *testing.T) int {
+	h := useGoDeadlock(t, 0, true)
+	before := baseline()
+	var anchor deadlock.Mutex
+	for i := range 50 {
+		s := &gdHeavy{}
+		s.data[0] = byte(i)
+		anchor.Lock()
+		s.Lock()
+		s.Unlock()
+		anchor.Unlock()
+	}
+	mib := retainedMiB(before)
+	t.Logf("go-deadlock retains %.1f MiB of 50", mib)
+	if mib > 20 {
+		return h.count() + 1
+	}
+	return h.count()
+}
+
+// gdCycle: n goroutines, each holding its lock and then locking the
+// next; go-deadlock checks lock order by pairs, so it sees n == 2 and not
+// more. With no wait timeout the goroutines then hang; the test frees them
+// by unlocking lock 0 from its own goroutine.
+func gdCycle(n int) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		h := useGoDeadlock(t, 0, true)
+		locks := make([]deadlock.Mutex, n)
+		held := make(chan struct{}, n)
+		goOn := make(chan struct{})
+		procs := make([]*proc, n)
+		for i := range procs {
+			procs[i] = spawn(func() {
+				locks[i].Lock()
+				held <- struct{}{}
+				<-goOn
+				locks[(i+1)%n].Lock()
+				locks[(i+1)%n].Unlock()
+				if i != 0 { // lock 0 is unlocked by the test
+					locks[i].Unlock()
+				}
+			})
+		}
+		for range n {
+			await(t, held, "lock held")
+		}
+		close(goOn)
+		for _, p := range procs {
+			waitState(t, p.ID(t), "sync.(*Mutex).Lock")
+		}
+		got := h.count() // go-deadlock checks before blocking: final
+		locks[0].Unlock()
+		for _, p := range procs {
+			require.Nil(t, p.wait(t))
+		}
+		return got
+	}
+}
+
+func gdThreeLockOrder(t *testing.T) int {
+	h := useGoDeadlock(t, 0, true)
+	var a, b, c deadlock.Mutex
+	onGoroutine(t, func() { lockPair(&a, &b) })
+	onGoroutine(t, func() { lockPair(&b, &c) })
+	onGoroutine(t, func() { lockPair(&c, &a) })
+	return h.count()
+}
+
+// gdHiddenHolderOrder: another goroutine's failed TryLock of a makes
+// go-deadlock forget that the test holds a, so a -> b is never recorded
+// and b -> a is no inversion to it.
+func gdHiddenHolderOrder(t *testing.T) int {
+	h := useGoDeadlock(t, 0, true)
+	var a, b deadlock.Mutex
+	a.Lock()
+	onGoroutine(t, func() { assert.False(t, a.TryLock()) })
+	b.Lock()
+	b.Unlock()
+	a.Unlock()
+	onGoroutine(t, func() { lockPair(&b, &a) })
+	return h.count()
+}
+
+// gdHiddenHolderWait runs the child process goDeadlockHiddenHolderChild.
+func gdHiddenHolderWait(t *testing.T) int {
+	stdout, _ := runHelper(t, "godeadlock-hidden-holder")
+	i := strings.Index(stdout, "reports=")
+	require.GreaterOrEqual(t, i, 0, stdout)
+	line := stdout[i+len("reports="):]
+	n, err := strconv.Atoi(strings.TrimSpace(line[:strings.IndexByte(line, '\n')]))
+	require.NoError(t, err)
+	return n
+}
+
+// goDeadlockHiddenHolderChild: the test holds mu; another goroutine's
+// failed TryLock erases that record; a goroutine then waits on mu for
+// ever longer than the timeout: go-deadlock's timer finds no holder and
+// re-arms itself each time, without a report. As a clock, a second
+// goroutine waits, later, on another lock with a known holder: its report
+// comes after the first waiter's timer has fired. It prints the number of
+// reports about mu.
+func goDeadlockHiddenHolderChild(t *testing.T) {
+	h := setGoDeadlock(20*time.Millisecond, true) // never restored: this process ends
+	var mu, clock deadlock.Mutex
+	mu.Lock()
+	onGoroutine(t, func() { assert.False(t, mu.TryLock()) })
+	w := spawn(func() {
+		mu.Lock()
+		mu.Unlock()
+	})
+	waitState(t, w.ID(t), "sync.(*Mutex).Lock")
+	clock.Lock()
+	w2 := spawn(func() {
+		clock.Lock()
+		clock.Unlock()
+	})
+	h.waitHits(t, 1)
+	log := h.log.String()
+	aboutMu := strings.Count(log, fmt.Sprintf("lock %p\n", &mu))
+	require.Contains(t, log, fmt.Sprintf("lock %p\n", &clock), "the clock's report")
+	clock.Unlock()
+	mu.Unlock()
+	require.Nil(t, w.wait(t))
+	require.Nil(t, w2.wait(t))
+	fmt.Fprintf(os.Stdout, "reports=%d\n", aboutMu)
+}
+
+func gdReentry(t *testing.T) int {
+	h := useGoDeadlock(t, 0, true)
+	var a deadlock.RWMutex
+	onGoroutine(t, func() {
+		a.RLock()
+		a.RLock()
+		a.RUnlock()
+		a.RUnlock()
+	})
+	return h.count()
+}
+
+// --- locksmith's side ---------------------------------------------------
+
+// lsConfigure is configure in Order mode (go-deadlock's default checks
+// both lock order and waits) with the given wait timeout (0 for none).
+func lsConfigure(t *testing.T, wait time.Duration) *recorder {
+	return configure(t, detect.WithMode(detect.Order), detect.WithWaitTimeout(wait))
+}
+
+func lsNoDeadlocks(t *testing.T) int {
+	rec := lsConfigure(t, 5*time.Second)
+	var a monitor.Monitor
+	var b, c mutex.Mutex
+	var wg sync.WaitGroup
+	for range 10 {
+		for range 2 {
+			wg.Go(func() {
+				for range 5 {
+					a.Lock()
+					b.Lock()
+					c.Lock()
+					runtime.Gosched()
+					c.Unlock()
+					b.Unlock()
+					a.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	return len(rec.all())
+}
+
+func lsTryLockNoDeadlocks(t *testing.T) int {
+	rec := lsConfigure(t, 5*time.Second)
+	var a monitor.Monitor
+	var b, c mutex.Mutex
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			for range 5 {
+				if a.TryLock() {
+					if b.TryLock() {
+						if c.TryLock() {
+							runtime.Gosched()
+							c.Unlock()
+						}
+						b.Unlock()
+					}
+					a.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return len(rec.all())
+}
+
+func lsLockOrder(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	a, b := named("monitor", "a"), named("mutex", "b")
+	onGoroutine(t, func() { lockPair(a, b) })
+	onGoroutine(t, func() { lockPair(b, a) })
+	assert.Len(t, rec.all(detect.LockOrder), len(rec.all()))
+	return len(rec.all())
+}
+
+func lsTryLockOrder(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	a, b := named("monitor", "a").(*monitor.Monitor), named("mutex", "b").(*mutex.Mutex)
+	onGoroutine(t, func() {
+		if a.TryLock() {
+			if b.TryLock() {
+				b.Unlock()
+			}
+			a.Unlock()
+		}
+	})
+	onGoroutine(t, func() { lockPair(b, a) })
+	return len(rec.all())
+}
+
+func lsConcurrentLockOrder(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	a, b := named("mutex", "a"), named("mutex", "b")
+	lockPair(a, b)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			<-start
+			for range 10 {
+				lockPair(b, a)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	assert.Len(t, rec.all(detect.LockOrder), len(rec.all()))
+	return len(rec.all())
+}
+
+// checkWaitReports checks that every report is a WaitTimeout naming the
+// holder.
+func checkWaitReports(t *testing.T, rec *recorder, holder int64) {
+	t.Helper()
+	for _, r := range rec.all() {
+		require.Equal(t, detect.WaitTimeout, r.Kind, "%s", r)
+		require.Len(t, r.Steps, 2, "%s", r)
+		assert.Equal(t, holder, r.Steps[1].Goroutine, "the holder")
+		_, ok := ownFrame(r.Steps[1].Stack)
+		assert.True(t, ok, "the holder's stack")
+	}
+}
+
+func lsHardDeadlock(try bool) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rec := lsConfigure(t, 20*time.Millisecond)
+		var mu mutex.Mutex
+		if try {
+			require.True(t, mu.TryLock())
+		} else {
+			mu.Lock()
+		}
+		w := spawn(func() {
+			mu.Lock()
+			defer mu.Unlock()
+		})
+		rec.waitN(t, detect.WaitTimeout, 1)
+		mu.Unlock()
+		require.Nil(t, w.wait(t))
+		checkWaitReports(t, rec, goroutineID())
+		return len(rec.all())
+	}
+}
+
+func lsNormalDeadlockDetection(t *testing.T) int {
+	rec := lsConfigure(t, 20*time.Millisecond)
+	var mu mutex.Mutex
+	mu.Lock()
+	mu.Unlock()
+	mu.Lock()
+	done := make(chan bool, 1)
+	w := spawn(func() {
+		mu.Lock()
+		done <- true
+		mu.Unlock()
+	})
+	rec.waitN(t, detect.WaitTimeout, 1)
+	mu.Unlock()
+	<-done
+	require.Nil(t, w.wait(t))
+	checkWaitReports(t, rec, goroutineID())
+	return len(rec.all())
+}
+
+func lsTwoWaiters(try bool) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rec := lsConfigure(t, 20*time.Millisecond)
+		var mu mutex.Mutex
+		if try {
+			require.True(t, mu.TryLock())
+		} else {
+			mu.Lock()
+		}
+		w1 := spawn(func() {
+			mu.Lock()
+			defer mu.Unlock()
+		})
+		waitParked(t, &mu, w1.ID(t))
+		w2 := spawn(func() {
+			mu.Lock()
+			defer mu.Unlock()
+		})
+		rec.waitN(t, detect.WaitTimeout, 2)
+		mu.Unlock()
+		require.Nil(t, w1.wait(t))
+		require.Nil(t, w2.wait(t))
+		checkWaitReports(t, rec, goroutineID())
+		return len(rec.all())
+	}
+}
+
+// lsStarved: the holder's record must survive a second hold taken and
+// dropped (go-deadlock's bug was a second reader's RUnlock erasing the
+// first reader's record): a re-entry of the Monitor, and another
+// goroutine's failed TryLock.
+func lsStarved(t *testing.T) int {
+	rec := lsConfigure(t, 20*time.Millisecond)
+	var mon monitor.Monitor
+	mon.Lock()
+	mon.Lock()
+	mon.Unlock()
+	onGoroutine(t, func() { assert.False(t, mon.TryLock()) })
+	w1 := spawn(func() {
+		mon.Lock()
+		defer mon.Unlock()
+	})
+	waitParked(t, &mon, w1.ID(t))
+	w2 := spawn(func() {
+		mon.Lock()
+		defer mon.Unlock()
+	})
+	rec.waitN(t, detect.WaitTimeout, 2)
+	mon.Unlock()
+	require.Nil(t, w1.wait(t))
+	require.Nil(t, w2.wait(t))
+	checkWaitReports(t, rec, goroutineID())
+	return len(rec.all())
+}
+
+func lsManyReaders(t *testing.T) int {
+	rec := lsConfigure(t, 5*time.Second)
+	var mu monitor.Monitor
+	var wg sync.WaitGroup
+	for range 100 {
+		wg.Go(func() {
+			for range 50 {
+				mu.Lock()
+				runtime.Gosched()
+				mu.Unlock()
+			}
+		})
+	}
+	for range 3 {
+		wg.Go(func() {
+			for range 10 {
+				mu.Lock()
+				runtime.Gosched()
+				mu.Unlock()
+				runtime.Gosched()
+			}
+		})
+	}
+	wg.Wait()
+	return len(rec.all())
+}
+
+func lsShortWait(t *testing.T) int {
+	rec := lsConfigure(t, 10*time.Second)
+	var mu mutex.Mutex
+	mu.Lock()
+	w := spawn(func() {
+		mu.Lock()
+		mu.Unlock()
+	})
+	waitParked(t, &mu, w.ID(t))
+	mu.Unlock()
+	require.Nil(t, w.wait(t))
+	return len(rec.all())
+}
+
+// lsLockDuplicate: recursive locking of a Mutex, after Lock or TryLock,
+// panics at once with ErrRecursiveLock and leaves the Mutex held by its
+// owner, who unlocks it.
+func lsLockDuplicate(try bool) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		lsConfigure(t, 0)
+		var caught atomic.Int32
+		var a, b mutex.Mutex
+		dup := func(m *mutex.Mutex) func() {
+			return func() {
+				if try {
+					if !m.TryLock() {
+						panic("TryLock failed")
+					}
+				} else {
+					m.Lock()
+				}
+				if err, ok := catch(m.Lock).(error); ok && errors.Is(err, mutex.ErrRecursiveLock) {
+					caught.Add(1)
+				}
+				m.Unlock()
+			}
+		}
+		w1, w2 := spawn(dup(&a)), spawn(dup(&b))
+		require.Nil(t, w1.wait(t))
+		require.Nil(t, w2.wait(t))
+		return int(caught.Load())
+	}
+}
+
+func lsMutexTryLock(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	var mu mutex.Mutex
+	require.True(t, mu.TryLock())
+	require.False(t, mu.TryLock())
+	mu.Unlock()
+	return len(rec.all())
+}
+
+type lsHeavy struct {
+	mutex.Mutex
+	data [1 << 20]byte
+}
+
+func lsOrderMapGC(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	before := baseline()
+	var anchor mutex.Mutex
+	for i := range 50 {
+		s := &lsHeavy{}
+		s.data[0] = byte(i)
+		anchor.Lock()
+		s.Lock()
+		s.Unlock()
+		anchor.Unlock()
+	}
+	mib := retainedMiB(before)
+	t.Logf("locksmith retains %.1f MiB of 50", mib)
+	if mib > 20 {
+		return len(rec.all()) + 1
+	}
+	return len(rec.all())
+}
+
+func lsCycle(n int) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rec := lsConfigure(t, 0)
+		locks := make([]mutex.Mutex, n)
+		held := make(chan struct{}, n)
+		next := make([]chan struct{}, n)
+		procs := make([]*proc, n)
+		for i := range procs {
+			next[i] = make(chan struct{})
+			procs[i] = spawn(func() {
+				locks[i].Lock()
+				defer locks[i].Unlock()
+				held <- struct{}{}
+				<-next[i]
+				locks[(i+1)%n].Lock()
+				locks[(i+1)%n].Unlock()
+			})
+		}
+		for range n {
+			await(t, held, "lock held")
+		}
+		for i := 0; i < n-1; i++ {
+			close(next[i])
+			waitParked(t, &locks[i+1], procs[i].ID(t))
+		}
+		close(next[n-1])
+		deadlockError(t, procs[n-1].wait(t))
+		for _, p := range procs[:n-1] {
+			require.Nil(t, p.wait(t))
+		}
+		assert.Len(t, rec.all(detect.Deadlock), len(rec.all()))
+		return len(rec.all())
+	}
+}
+
+func lsThreeLockOrder(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	a, b, c := named("mutex", "a"), named("monitor", "b"), named("mutex", "c")
+	onGoroutine(t, func() { lockPair(a, b) })
+	onGoroutine(t, func() { lockPair(b, c) })
+	onGoroutine(t, func() { lockPair(c, a) })
+	return len(rec.all(detect.LockOrder))
+}
+
+func lsHiddenHolderOrder(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	a, b := named("mutex", "a").(*mutex.Mutex), named("mutex", "b")
+	a.Lock()
+	onGoroutine(t, func() { assert.False(t, a.TryLock()) })
+	b.Lock()
+	b.Unlock()
+	a.Unlock()
+	onGoroutine(t, func() { lockPair(b, a) })
+	return len(rec.all(detect.LockOrder))
+}
+
+func lsHiddenHolderWait(t *testing.T) int {
+	rec := lsConfigure(t, 20*time.Millisecond)
+	var mu mutex.Mutex
+	mu.Lock()
+	onGoroutine(t, func() { assert.False(t, mu.TryLock()) })
+	w := spawn(func() {
+		mu.Lock()
+		mu.Unlock()
+	})
+	rec.waitN(t, detect.WaitTimeout, 1)
+	mu.Unlock()
+	require.Nil(t, w.wait(t))
+	checkWaitReports(t, rec, goroutineID())
+	return len(rec.all())
+}
+
+func lsReentry(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	var mon monitor.Monitor
+	onGoroutine(t, func() {
+		mon.Lock()
+		mon.Lock()
+		mon.Unlock()
+		mon.Unlock()
+	})
+	return len(rec.all())
+}

@@ -1,0 +1,354 @@
+package detect_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/monitor"
+	"github.com/locksmith-go/locksmith/mutex"
+)
+
+// lockPair takes a then b on the calling goroutine and releases both.
+func lockPair(a, b sync.Locker) {
+	a.Lock()
+	b.Lock()
+	b.Unlock()
+	a.Unlock()
+}
+
+// onGoroutine runs f on a new goroutine and waits for it.
+func onGoroutine(t testing.TB, f func()) int64 {
+	t.Helper()
+	p := spawn(f)
+	require.Nil(t, p.wait(t))
+	return p.id
+}
+
+// checkOrderReport checks a LockOrder report for the cycle of lock names
+// want (want[0] -> want[1] -> ... -> want[0]), closed by the last step.
+func checkOrderReport(t *testing.T, r *detect.Report, closer int64, want ...string) {
+	t.Helper()
+	require.Equal(t, detect.LockOrder, r.Kind)
+	require.Len(t, r.Steps, len(want), "%s", r)
+	// The last step is the closing acquisition: it holds the lock that the
+	// cycle reaches last and acquires the first one of the existing chain.
+	last := r.Steps[len(r.Steps)-1]
+	assert.Equal(t, closer, last.Goroutine)
+	for i, s := range r.Steps {
+		assert.Equal(t, lockName(s.WaitsFor), lockName(r.Steps[(i+1)%len(r.Steps)].Holds), "step %d links to step %d", i, i+1)
+		_, ok := ownFrame(s.Stack)
+		assert.True(t, ok, "step %d stack %v shows the test's frames", i, s.Stack)
+	}
+	var got []string
+	for _, s := range r.Steps {
+		got = append(got, lockName(s.Holds))
+	}
+	// Compare as cycles: rotate got to start where want starts.
+	for i := range got {
+		if got[i] == want[0] {
+			got = append(got[i:], got[:i]...)
+			break
+		}
+	}
+	assert.Equal(t, want, got, "%s", r)
+}
+
+// TestOrderInversion: the two halves of an inversion, a then b and later b
+// then a, are reported once as a LockOrder, whether they run in two
+// goroutines (one after the other: this run never came near a deadlock)
+// or in one; nothing hangs and execution continues.
+func TestOrderInversion(t *testing.T) {
+	for _, sameGoroutine := range []bool{false, true} {
+		for _, kinds := range [][2]string{{"mutex", "mutex"}, {"monitor", "mutex"}, {"monitor", "monitor"}} {
+			t.Run(fmt.Sprintf("sameGoroutine=%v/%s-%s", sameGoroutine, kinds[0], kinds[1]), func(t *testing.T) {
+				rec := configure(t, detect.WithMode(detect.Order))
+				a, b := named(kinds[0], "a"), named(kinds[1], "b")
+				var first, second int64
+				if sameGoroutine {
+					first = onGoroutine(t, func() {
+						lockPair(a, b)
+						lockPair(b, a)
+					})
+					second = first
+				} else {
+					first = onGoroutine(t, func() { lockPair(a, b) })
+					require.Empty(t, rec.all())
+					second = onGoroutine(t, func() { lockPair(b, a) })
+				}
+				reps := rec.all()
+				require.Len(t, reps, 1, "%s", rec)
+				checkOrderReport(t, reps[0], second, "a", "b")
+				assert.Equal(t, first, reps[0].Steps[0].Goroutine, "the existing edge's goroutine")
+				s := reps[0].String()
+				assert.Contains(t, s, "possible circular locking dependency detected")
+				assert.Contains(t, s, fmt.Sprintf("goroutine %d is trying to acquire lock:", second))
+				// Both orders again, any number of times: no second report.
+				for range 10 {
+					lockPair(a, b)
+					lockPair(b, a)
+				}
+				assert.Len(t, rec.all(), 1)
+			})
+		}
+	}
+}
+
+// TestOrderLongCycles: cycles of length 3 and more, each edge taken by its
+// own goroutine, are reported when the last edge closes them, not before,
+// with every edge of the cycle in the report.
+func TestOrderLongCycles(t *testing.T) {
+	for _, n := range []int{3, 4, 7} {
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			rec := configure(t, detect.WithMode(detect.Order))
+			locks := make([]sync.Locker, n)
+			names := make([]string, n)
+			for i := range locks {
+				names[i] = fmt.Sprintf("L%d", i)
+				locks[i] = named([]string{"mutex", "monitor"}[i%2], names[i])
+			}
+			for i := 0; i < n-1; i++ {
+				onGoroutine(t, func() { lockPair(locks[i], locks[i+1]) })
+			}
+			require.Empty(t, rec.all(), "a chain is not a cycle")
+			closer := onGoroutine(t, func() { lockPair(locks[n-1], locks[0]) })
+			reps := rec.all()
+			require.Len(t, reps, 1, "%s", rec)
+			checkOrderReport(t, reps[0], closer, names...)
+		})
+	}
+}
+
+// TestOrderEachCycleOnce: many goroutines repeating the same inversion
+// concurrently produce one report; a different cycle produces its own.
+func TestOrderEachCycleOnce(t *testing.T) {
+	rec := configure(t, detect.WithMode(detect.Order))
+	a, b, c := named("mutex", "a"), named("mutex", "b"), named("mutex", "c")
+	lockPair(a, b)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				lockPair(b, a) // consistent among themselves: no real deadlock
+			}
+		})
+	}
+	wg.Wait()
+	require.Len(t, rec.all(), 1, "%s", rec)
+	lockPair(b, c)
+	lockPair(c, b)
+	require.Len(t, rec.all(), 2, "%s", rec)
+	checkOrderReport(t, rec.all()[1], goroutineID(), "b", "c")
+	// a -> b -> c -> ... c -> a closes a third, longer cycle.
+	lockPair(c, a)
+	require.Len(t, rec.all(), 3, "%s", rec)
+}
+
+// TestOrderTryLock: a TryLock adds no edge into the lock it tries (it
+// cannot block), but locks taken while holding it do; a failed TryLock
+// changes nothing, in particular not what the real holder is known to
+// hold.
+func TestOrderTryLock(t *testing.T) {
+	for _, kind := range []string{"mutex", "monitor"} {
+		t.Run(kind, func(t *testing.T) {
+			rec := configure(t, detect.WithMode(detect.Order))
+			x, y, z := named(kind, "x"), named(kind, "y"), named(kind, "z")
+			tryLock := func(l sync.Locker) bool { return l.(interface{ TryLock() bool }).TryLock() }
+
+			// x then TryLock(y): no edge x -> y, so y then x is fine.
+			x.Lock()
+			require.True(t, tryLock(y))
+			y.Unlock()
+			x.Unlock()
+			assert.False(t, detect.HasEdge(x, y), "no edge into a try-locked lock")
+			lockPair(y, x)
+			assert.True(t, detect.HasEdge(y, x))
+			assert.Empty(t, rec.all(), "%s", rec)
+
+			// TryLock(y) then z: the edge y -> z is recorded ...
+			require.True(t, tryLock(y))
+			z.Lock()
+			z.Unlock()
+			y.Unlock()
+			assert.True(t, detect.HasEdge(y, z), "locks taken while holding a try-locked lock add edges")
+			assert.Empty(t, rec.all(), "%s", rec)
+			// ... so z then y is an inversion.
+			lockPair(z, y)
+			require.Len(t, rec.all(), 1, "%s", rec)
+			checkOrderReport(t, rec.all()[0], goroutineID(), "y", "z")
+
+			// p -> q exists; q then TryLock(p) would close p -> q -> p
+			// if a TryLock were an edge: it is not, so no report, while
+			// q then Lock(p) is one.
+			p, q := named(kind, "p"), named(kind, "q")
+			lockPair(p, q)
+			q.Lock()
+			require.True(t, tryLock(p))
+			p.Unlock()
+			q.Unlock()
+			assert.False(t, detect.HasEdge(q, p))
+			assert.Len(t, rec.all(), 1, "TryLock closing a cycle is not a report\n%s", rec)
+			lockPair(q, p)
+			require.Len(t, rec.all(), 2, "%s", rec)
+			checkOrderReport(t, rec.all()[1], goroutineID(), "p", "q")
+		})
+	}
+}
+
+// TestOrderFailedTryLockKeepsHolder: another goroutine's failed TryLock on
+// a held lock does not erase the holder's record (go-deadlock's
+// postUnlock does): the holder's next acquisition still records an edge.
+func TestOrderFailedTryLockKeepsHolder(t *testing.T) {
+	rec := configure(t, detect.WithMode(detect.Order))
+	a, b := named("mutex", "a").(*mutex.Mutex), named("mutex", "b")
+	a.Lock()
+	onGoroutine(t, func() { assert.False(t, a.TryLock()) })
+	b.Lock()
+	b.Unlock()
+	a.Unlock()
+	assert.True(t, detect.HasEdge(a, b))
+	onGoroutine(t, func() { lockPair(b, a) })
+	require.Len(t, rec.all(), 1, "%s", rec)
+}
+
+// TestOrderLockContext: LockContext can block, so it adds edges like Lock.
+func TestOrderLockContext(t *testing.T) {
+	rec := configure(t, detect.WithMode(detect.Order))
+	a := named("mutex", "a").(*mutex.Mutex)
+	b := named("monitor", "b").(*monitor.Monitor)
+	ctx := context.Background()
+	a.Lock()
+	require.NoError(t, b.LockContext(ctx))
+	b.Unlock()
+	a.Unlock()
+	assert.True(t, detect.HasEdge(a, b))
+	b.Lock()
+	require.NoError(t, a.LockContext(ctx))
+	a.Unlock()
+	b.Unlock()
+	require.Len(t, rec.all(), 1, "%s", rec)
+	checkOrderReport(t, rec.all()[0], goroutineID(), "a", "b")
+}
+
+// TestOrderUnlockOutOfOrder: after releasing locks out of order, edges go
+// only from the locks still held.
+func TestOrderUnlockOutOfOrder(t *testing.T) {
+	rec := configure(t, detect.WithMode(detect.Order))
+	a, b, c, d := named("mutex", "a"), named("mutex", "b"), named("mutex", "c"), named("mutex", "d")
+	a.Lock()
+	b.Lock()
+	c.Lock()
+	b.Unlock() // out of order
+	d.Lock()
+	assert.True(t, detect.HasEdge(a, d))
+	assert.True(t, detect.HasEdge(c, d))
+	assert.False(t, detect.HasEdge(b, d), "b was released")
+	d.Unlock()
+	a.Unlock() // out of order
+	c.Unlock()
+	assert.Empty(t, rec.all(), "%s", rec)
+}
+
+// TestOrderModeSwitchWhileHolding: a goroutine that takes locks in Order
+// mode and releases them while the detector is in another mode leaves no
+// stale record behind that would create edges from locks it no longer
+// holds. A program that always takes b before a is never reported.
+func TestOrderModeSwitchWhileHolding(t *testing.T) {
+	rec := configure(t, detect.WithMode(detect.Order))
+	a, b := named("mutex", "a"), named("mutex", "b")
+	onGoroutine(t, func() {
+		b.Lock()
+		a.Lock()
+		restore := detect.Configure(detect.WithMode(detect.Cycles))
+		a.Unlock() // not seen by Order mode
+		b.Unlock()
+		restore()
+		b.Lock() // a is not held: no edge a -> b
+		a.Lock()
+		a.Unlock()
+		b.Unlock()
+	})
+	assert.False(t, detect.HasEdge(a, b), "edge from a lock released while Order mode was off")
+	assert.Empty(t, rec.all(), "%s", rec)
+}
+
+// TestStressConsistentOrder: many goroutines take many locks, Mutexes and
+// Monitors, by Lock, LockContext and TryLock, with re-entry, out-of-order
+// releases, always acquiring (blocking) in one global order: no report in
+// any mode.
+func TestStressConsistentOrder(t *testing.T) {
+	const (
+		goroutines = 16
+		nlocks     = 24
+	)
+	iters := 1500
+	switch {
+	case testing.Short():
+		iters = 200
+	case raceEnabled:
+		iters = 500
+	}
+	for _, mode := range []detect.Mode{detect.Off, detect.Cycles, detect.Order} {
+		t.Run(mode.String(), func(t *testing.T) {
+			rec := configure(t, detect.WithMode(mode), detect.WithWaitTimeout(detect.DefaultOrderWaitTimeout))
+			locks := make([]sync.Locker, nlocks)
+			for i := range locks {
+				if i%3 == 0 {
+					locks[i] = new(monitor.Monitor)
+				} else {
+					locks[i] = new(mutex.Mutex)
+				}
+			}
+			ctx := context.Background()
+			var wg sync.WaitGroup
+			for w := range goroutines {
+				wg.Go(func() {
+					rng := rand.New(rand.NewPCG(uint64(w), 42))
+					var heldIdx []int
+					for range iters {
+						// Take 1..4 locks in increasing index order.
+						next := rng.IntN(nlocks / 2)
+						for len(heldIdx) < 4 && next < nlocks {
+							l := locks[next]
+							switch rng.IntN(4) {
+							case 0:
+								if l.(interface{ TryLock() bool }).TryLock() {
+									heldIdx = append(heldIdx, next)
+								}
+							case 1:
+								if err := l.(interface {
+									LockContext(context.Context) error
+								}).LockContext(ctx); err != nil {
+									panic(err)
+								}
+								heldIdx = append(heldIdx, next)
+							default:
+								l.Lock()
+								heldIdx = append(heldIdx, next)
+							}
+							if m, ok := l.(*monitor.Monitor); ok && m.Owned() && rng.IntN(2) == 0 {
+								m.Lock() // re-entry
+								m.Unlock()
+							}
+							next += 1 + rng.IntN(5)
+						}
+						// Release in a random order.
+						rng.Shuffle(len(heldIdx), func(i, j int) { heldIdx[i], heldIdx[j] = heldIdx[j], heldIdx[i] })
+						for _, i := range heldIdx {
+							locks[i].Unlock()
+						}
+						heldIdx = heldIdx[:0]
+					}
+				})
+			}
+			wg.Wait()
+			assert.Empty(t, rec.all(), "%s", rec)
+		})
+	}
+}
