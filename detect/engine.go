@@ -14,7 +14,7 @@ import (
 type engine struct{}
 
 func lockInfo(m *core.Meta) *LockInfo {
-	return &LockInfo{ID: m.ID, Name: m.Name(), Type: "*" + m.Kind.Name, Addr: m.Addr, FirstLocked: m.Site()}
+	return &LockInfo{ID: m.ID, Name: m.Name(), Type: "*" + m.Kind.Name, Addr: m.Addr, FirstLocked: site(m.SitePCs())}
 }
 
 // deliver hands r to the configured reporter, or prints it to stderr.

@@ -141,8 +141,8 @@ func mix(h, id uint64, try bool) uint64 {
 
 func (engine) Acquired(l *core.Lock, k *core.Kind, g int64, try bool) {
 	m := l.Meta(k)
-	if m.Site() == "" {
-		m.SetSiteOnce(callerSite())
+	if !m.HasSite() {
+		m.SetSiteOnce(pcs(3))
 	}
 	if k.Reentrant {
 		m.Holds.Store(1)
@@ -373,8 +373,8 @@ var chainMembers = map[uint64][]uint64{}
 
 type edge struct {
 	from, to *node
-	g        int64   // the goroutine that first took to while holding from
-	stack    []Frame // where
+	g        int64     // the goroutine that first took to while holding from
+	stack    []uintptr // where (program counters, symbolised for a report)
 }
 
 func nodeFor(m *core.Meta) *node {
@@ -390,7 +390,7 @@ func nodeFor(m *core.Meta) *node {
 // closes a cycle.
 func validate(g int64, before []held, m *core.Meta, chain uint64) {
 	var reports []*Report
-	var stack []Frame
+	var stack []uintptr
 	graphMu.Lock()
 	to := nodeFor(m)
 	for _, h := range before {
@@ -399,7 +399,7 @@ func validate(g int64, before []held, m *core.Meta, chain uint64) {
 			continue
 		}
 		if stack == nil {
-			stack = callers()
+			stack = pcs(1)
 		}
 		if path := findPath(to, from); path != nil {
 			if r := orderReport(path, from, to, g, stack); r != nil {
@@ -458,15 +458,15 @@ func findPath(a, b *node) []*edge {
 
 // orderReport builds the LockOrder report for path (to ->* from) closed by
 // the new edge from -> to, or nil if this cycle was reported before.
-func orderReport(path []*edge, from, to *node, g int64, stack []Frame) *Report {
+func orderReport(path []*edge, from, to *node, g int64, stack []uintptr) *Report {
 	ids := make([]uint64, 0, len(path)+1)
 	r := &Report{Kind: LockOrder}
 	for _, e := range path {
 		ids = append(ids, e.from.meta.ID)
-		r.Steps = append(r.Steps, Step{Goroutine: e.g, Holds: lockInfo(e.from.meta), WaitsFor: lockInfo(e.to.meta), Stack: e.stack})
+		r.Steps = append(r.Steps, Step{Goroutine: e.g, Holds: lockInfo(e.from.meta), WaitsFor: lockInfo(e.to.meta), Stack: symbolise(e.stack)})
 	}
 	ids = append(ids, from.meta.ID)
-	r.Steps = append(r.Steps, Step{Goroutine: g, Holds: lockInfo(from.meta), WaitsFor: lockInfo(to.meta), Stack: stack})
+	r.Steps = append(r.Steps, Step{Goroutine: g, Holds: lockInfo(from.meta), WaitsFor: lockInfo(to.meta), Stack: symbolise(stack)})
 	if !firstReport(cycleKey(LockOrder, ids), ids) {
 		return nil
 	}

@@ -27,28 +27,20 @@ func isTrimmed(fn string) bool {
 	return false
 }
 
-// callers returns the calling goroutine's stack, trimmed.
-func callers() []Frame {
-	pcs := make([]uintptr, 64)
-	n := runtime.Callers(2, pcs)
-	fs := runtime.CallersFrames(pcs[:n])
-	var out []Frame
-	for {
-		f, more := fs.Next()
-		if !isTrimmed(f.Function) {
-			out = append(out, Frame{Function: f.Function, File: f.File, Line: f.Line})
-		}
-		if !more {
-			return out
-		}
-	}
+// pcs returns the caller's stack as program counters, skipping skip
+// frames (runtime.Callers counts itself as 0). Symbolising a stack costs
+// tens of microseconds; it is left to the report that needs it.
+func pcs(skip int) []uintptr {
+	buf := make([]uintptr, 32)
+	return buf[:runtime.Callers(skip+1, buf)]
 }
 
-// callerSite returns "file:line" of the first user frame of the caller.
-func callerSite() string {
-	pcs := make([]uintptr, 16)
-	n := runtime.Callers(2, pcs)
-	fs := runtime.CallersFrames(pcs[:n])
+// site returns "file:line" of the first user frame of pcs, or "".
+func site(pcs []uintptr) string {
+	if len(pcs) == 0 {
+		return ""
+	}
+	fs := runtime.CallersFrames(pcs)
 	for {
 		f, more := fs.Next()
 		if !isTrimmed(f.Function) {
@@ -56,6 +48,24 @@ func callerSite() string {
 		}
 		if !more {
 			return ""
+		}
+	}
+}
+
+// symbolise returns the user frames of pcs.
+func symbolise(pcs []uintptr) []Frame {
+	var out []Frame
+	if len(pcs) == 0 {
+		return out
+	}
+	fs := runtime.CallersFrames(pcs)
+	for {
+		f, more := fs.Next()
+		if !isTrimmed(f.Function) {
+			out = append(out, Frame{Function: f.Function, File: f.File, Line: f.Line})
+		}
+		if !more {
+			return out
 		}
 	}
 }

@@ -75,7 +75,7 @@ type Meta struct {
 	Holds atomic.Int32
 	lock  weak.Pointer[Lock]
 	name  atomic.Pointer[string]
-	site  atomic.Pointer[string]
+	site  atomic.Pointer[[]uintptr]
 }
 
 // Lock returns the lock m describes, or nil if it has been collected.
@@ -146,16 +146,20 @@ func (m *Meta) Name() string {
 // SetName names the lock in reports.
 func (m *Meta) SetName(s string) { m.name.Store(&s) }
 
-// Site returns where the lock was first locked, if recorded.
-func (m *Meta) Site() string {
+// SitePCs returns the stack (program counters) of the first Lock the
+// detector recorded, or nil. Symbolising waits until a report needs it.
+func (m *Meta) SitePCs() []uintptr {
 	if p := m.site.Load(); p != nil {
 		return *p
 	}
-	return ""
+	return nil
 }
 
-// SetSiteOnce records the first-lock site; later calls do nothing.
-func (m *Meta) SetSiteOnce(s string) { m.site.CompareAndSwap(nil, &s) }
+// HasSite reports whether a first-lock site was recorded.
+func (m *Meta) HasSite() bool { return m.site.Load() != nil }
+
+// SetSiteOnce records the first-lock stack; later calls do nothing.
+func (m *Meta) SetSiteOnce(pcs []uintptr) { m.site.CompareAndSwap(nil, &pcs) }
 
 // --- The registry of blocked goroutines -------------------------------
 
