@@ -1,0 +1,16 @@
+// Package stress runs every locksmith primitive at once, under load, and
+// checks the invariants a lock library must keep whatever the
+// interleaving: the engine behind the bounded stress tests (go test) and
+// the soak command (lockbench -soak).
+//
+// Run starts rounds of goroutines that mix mutex.Mutex (Lock, TryLock,
+// LockContext cancelled at random points, misuse), monitor.Monitor
+// (re-entry to random depths, Do with panics), condvar.Cond on each lock
+// kind (*sync.Mutex, *mutex.Mutex, *monitor.Monitor) with Wait, WaitTimeout,
+// WaitContext and WaitWhile racing Signal, Broadcast, timeouts and
+// cancellations, and nested locks taken in one consistent order. Each round
+// uses fresh locks, so that the detector's memory for the old ones can be
+// reclaimed. What it checks is listed on Run; what it finds wrong is
+// returned as anomalies, never printed or panicked, so that a caller
+// decides what a failure means.
+package stress

@@ -1,0 +1,304 @@
+package stress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/locksmith-go/locksmith/detect"
+)
+
+// Config says how much Run does. The zero value is valid: one short
+// burst of DefaultRounds rounds with detection off.
+type Config struct {
+	// Mode is the detection mode in force while Run runs. Run installs it
+	// with detect.Configure, together with a reporter that counts reports
+	// as anomalies, and restores the previous configuration when it
+	// returns; so Run must not overlap other code that configures
+	// package detect. The zero value is detect.Off.
+	Mode detect.Mode
+
+	// Duration is how long to keep starting rounds. Run always completes
+	// at least Rounds rounds, then starts new ones until Duration has
+	// passed since it began or ctx is done.
+	Duration time.Duration
+
+	// Rounds is the least number of rounds; 0 means DefaultRounds. The
+	// detector's memory is compared between the second round and the
+	// last, so it is checked only from 3 rounds on.
+	Rounds int
+
+	// Goroutines is the number of goroutines per workload in a round
+	// (there are nine workloads, most with a goroutine or two more to
+	// signal or produce); 0 means DefaultGoroutines.
+	Goroutines int
+
+	// Ops is the number of operations each goroutine does in a round;
+	// 0 means DefaultOps.
+	Ops int
+
+	// Seed seeds the random choice of operations and timeouts.
+	Seed uint64
+}
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultRounds     = 3
+	DefaultGoroutines = 4
+	DefaultOps        = 200
+)
+
+// Primitive names, the keys of Result.Ops.
+const (
+	PrimMutex       = "mutex.Mutex"
+	PrimMonitor     = "monitor.Monitor"
+	PrimCondSync    = "condvar.Cond(*sync.Mutex)"
+	PrimCondMutex   = "condvar.Cond(*mutex.Mutex)"
+	PrimCondMonitor = "condvar.Cond(*monitor.Monitor)"
+)
+
+// Primitives lists the keys of Result.Ops in the order String prints them.
+var Primitives = []string{PrimMutex, PrimMonitor, PrimCondSync, PrimCondMutex, PrimCondMonitor}
+
+// Result is what Run did and found.
+type Result struct {
+	Mode    detect.Mode
+	Rounds  int
+	Elapsed time.Duration
+
+	// Ops counts calls into each primitive's API (locks, unlocks, tries,
+	// waits, signals, misuse probes), by primitive name (see Primitives).
+	Ops map[string]int64
+
+	// Signals and Wakeups count, in the exact-signal workloads, the
+	// Signals made while a waiter was certainly queued and the waits they
+	// ended; Run checks that they are equal.
+	Signals, Wakeups int64
+
+	// Reports is the number of detector reports; every one is also an
+	// anomaly, since the workloads take locks in one consistent order and
+	// never deadlock.
+	Reports int
+
+	// HeapAfterRound is the live heap (runtime.MemStats.HeapAlloc after
+	// a garbage collection) at the end of each round.
+	HeapAfterRound []uint64
+
+	// Anomalies describes every broken invariant found, at most
+	// MaxAnomalies of them; DroppedAnomalies counts the rest.
+	Anomalies        []string
+	DroppedAnomalies int
+}
+
+// MaxAnomalies bounds Result.Anomalies.
+const MaxAnomalies = 100
+
+// OK reports whether Run found nothing wrong.
+func (r *Result) OK() bool { return len(r.Anomalies) == 0 && r.DroppedAnomalies == 0 }
+
+// TotalOps returns the sum of Ops.
+func (r *Result) TotalOps() int64 {
+	var n int64
+	for _, v := range r.Ops {
+		n += v
+	}
+	return n
+}
+
+// String formats r as a small report: operations per primitive, the
+// exact-signal count, the heap across rounds and the anomalies.
+func (r *Result) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "stress: mode %v, %d rounds in %v\n", r.Mode, r.Rounds, r.Elapsed.Round(time.Millisecond))
+	secs := r.Elapsed.Seconds()
+	for _, p := range Primitives {
+		n := r.Ops[p]
+		rate := 0.0
+		if secs > 0 {
+			rate = float64(n) / secs
+		}
+		fmt.Fprintf(&b, "  %-32s %12d ops %12.0f ops/s\n", p, n, rate)
+	}
+	fmt.Fprintf(&b, "  signals to queued waiters %d, wakeups %d\n", r.Signals, r.Wakeups)
+	if n := len(r.HeapAfterRound); n > 0 {
+		// Rounds 1, 2, and every quarter of the run.
+		b.WriteString("  live heap after round")
+		last := 0
+		for _, round := range []int{1, 2, n / 4, n / 2, 3 * n / 4, n} {
+			if round > last && round <= n {
+				fmt.Fprintf(&b, " %d: %s;", round, mib(r.HeapAfterRound[round-1]))
+				last = round
+			}
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "  detector reports: %d\n", r.Reports)
+	fmt.Fprintf(&b, "  anomalies: %d\n", len(r.Anomalies)+r.DroppedAnomalies)
+	for _, a := range r.Anomalies {
+		fmt.Fprintf(&b, "    - %s\n", strings.ReplaceAll(a, "\n", "\n      "))
+	}
+	if r.DroppedAnomalies > 0 {
+		fmt.Fprintf(&b, "    (and %d more)\n", r.DroppedAnomalies)
+	}
+	return b.String()
+}
+
+func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// liveness bounds every wait for something that must happen: a signal
+// reaching a waiter, a round's goroutines finishing. Nothing is timed
+// against it; it turns a hang into an anomaly.
+const liveness = 30 * time.Second
+
+// roundTimeout bounds a round. A round that overruns it is reported with
+// every goroutine's stack, and Run returns without waiting for its
+// goroutines (they are stuck on a lock for good).
+const roundTimeout = 2 * time.Minute
+
+// Run runs the stress mix under cfg until cfg.Duration has passed (at
+// least cfg.Rounds rounds) or ctx is done, and returns what it did and the
+// anomalies it found. It returns an error only for an invalid cfg: broken
+// invariants are anomalies in the Result.
+//
+// Invariants checked, each an anomaly when broken:
+//
+//   - mutual exclusion: a plain counter per lock, incremented only under
+//     the lock, equals an atomic count of the increments at the end of the
+//     round, and an atomic occupancy count never sees two holders (the
+//     race detector, under -race, also sees the plain counter);
+//   - ownership: after a successful Lock, TryLock or LockContext the
+//     caller holds the lock (Owned, HoldCount); after a LockContext or a
+//     WaitContext that returned an error, or a TryLock that returned
+//     false, it does not (or, for a Cond wait, holds it exactly as before);
+//     every lock is free when the round ends, so a grant that reached a
+//     goroutine that had given up was passed on;
+//   - misuse: Unlock by a non-owner and recursive Lock of a Mutex panic
+//     with the documented sentinel and change nothing; a panic inside
+//     Monitor.Do or under a deferred Unlock releases what it took;
+//   - hold counts: every Monitor re-entry adds one hold, every wait (also
+//     one that times out or is cancelled) restores the count it found;
+//   - no lost or spurious wakeup, exactly: in the exact-signal workloads a
+//     signaller waits for each Signal to wake exactly one waiter, while
+//     other waiters' timeouts and cancellations race it; a Signal that
+//     wakes nobody within the liveness bound, or a wakeup with no Signal,
+//     is an anomaly, and the counts must match at the end;
+//   - no lost wakeup under Broadcast and predicate waits: whenever a
+//     goroutine holds the lock of a token queue, if any waiter is still
+//     queued on the Cond, every token is matched by a waiter already woken
+//     (tokens <= waiters inside Wait - waiters queued);
+//   - the detector: no report at all (the workloads take locks in one
+//     consistent order), and its memory flat: the live heap after the last
+//     round is at most twice that after the second, plus 16 MiB;
+//   - liveness: every round ends within a generous bound; every goroutine
+//     Run starts has exited when it returns (unless a round hung, which is
+//     an anomaly).
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if err := cfg.normalize(); err != nil {
+		return Result{}, err
+	}
+	res := Result{Mode: cfg.Mode, Ops: map[string]int64{}}
+	var an anomalies
+	var reports atomic.Int64
+	defer detect.Configure(detect.WithMode(cfg.Mode), detect.WithReporter(func(r *detect.Report) {
+		reports.Add(1)
+		an.addf("detector report (%v):\n%s", r.Kind, r)
+	}))()
+
+	start := time.Now()
+	for round := 0; ; round++ {
+		if round >= cfg.Rounds && (ctx.Err() != nil || time.Since(start) >= cfg.Duration) {
+			break
+		}
+		rd := newRound(cfg, round, &an)
+		if !rd.run() {
+			res.Rounds = round + 1
+			break // goroutines are stuck: stop here
+		}
+		rd.addTo(&res)
+		res.Rounds = round + 1
+		res.HeapAfterRound = append(res.HeapAfterRound, liveHeap())
+	}
+	res.Elapsed = time.Since(start)
+	if h := res.HeapAfterRound; len(h) >= 3 {
+		if base, last := h[1], h[len(h)-1]; last > 2*base+16<<20 {
+			an.addf("memory: live heap grew from %s after round 2 to %s after round %d", mib(base), mib(last), len(h))
+		}
+	}
+	if res.Signals != res.Wakeups {
+		an.addf("exact signals: %d signals to queued waiters, %d wakeups", res.Signals, res.Wakeups)
+	}
+	res.Reports = int(reports.Load())
+	res.Anomalies, res.DroppedAnomalies = an.list()
+	return res, nil
+}
+
+func (c *Config) normalize() error {
+	switch {
+	case c.Mode < detect.Off || c.Mode > detect.Order:
+		return fmt.Errorf("stress: invalid mode %v", c.Mode)
+	case c.Duration < 0, c.Rounds < 0, c.Goroutines < 0, c.Ops < 0:
+		return errors.New("stress: negative Duration, Rounds, Goroutines or Ops")
+	}
+	if c.Rounds == 0 {
+		c.Rounds = DefaultRounds
+	}
+	if c.Goroutines == 0 {
+		c.Goroutines = DefaultGoroutines
+	}
+	if c.Ops == 0 {
+		c.Ops = DefaultOps
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	return nil
+}
+
+// liveHeap returns HeapAlloc after a collection. Locks dropped by a round
+// are collected by the first GC; the detector's cleanups for them run on
+// the runtime's cleanup goroutine after it, and what they free goes with
+// the second.
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.Gosched()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// anomalies collects anomaly descriptions from many goroutines.
+type anomalies struct {
+	mu      sync.Mutex
+	items   []string
+	dropped int
+}
+
+func (a *anomalies) addf(format string, args ...any) {
+	s := fmt.Sprintf(format, args...)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.items) >= MaxAnomalies {
+		a.dropped++
+		return
+	}
+	a.items = append(a.items, s)
+}
+
+func (a *anomalies) list() ([]string, int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.items), a.dropped
+}
+
+func (a *anomalies) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.items) + a.dropped
+}
