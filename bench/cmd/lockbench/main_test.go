@@ -52,6 +52,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-plot", "c.svg", "-workload", "batch"}, "does not run"},
 		{[]string{"-latency", "-workload", "pool"}, "does not apply to -workload pool"},
 		{[]string{"-work", "-1ns"}, "must not be negative"},
+		{[]string{"-soak", "-1s"}, "-soak must not be negative"},
 		{[]string{"-nosuchflag"}, "flag provided but not defined: -nosuchflag"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	}
@@ -237,4 +238,19 @@ func TestFormatting(t *testing.T) {
 	assert.Equal(t, "12.90", ns(12.9))
 	assert.Equal(t, "137.0", ns(137))
 	assert.Equal(t, "  0.012896", secs(12896000))
+}
+
+// TestSoak runs a short soak: every detect mode, every primitive, no
+// anomalies, exit status 0, and the counts on stdout.
+func TestSoak(t *testing.T) {
+	code, stdout, stderr := runArgs(t, "-soak", "300ms")
+	require.Equal(t, exitOK, code, "stderr:\n%s\nstdout:\n%s", stderr, stdout)
+	for _, mode := range []string{"mode off", "mode cycles", "mode order"} {
+		assert.Contains(t, stdout, "stress: "+mode)
+	}
+	for _, prim := range []string{"mutex.Mutex", "monitor.Monitor", "condvar.Cond(*sync.Mutex)", "condvar.Cond(*mutex.Mutex)", "condvar.Cond(*monitor.Monitor)"} {
+		assert.Contains(t, stdout, prim)
+	}
+	assert.Contains(t, stdout, ", 0 anomalies")
+	assert.Contains(t, stderr, "soak: 100ms in detect mode order")
 }

@@ -17,7 +17,7 @@ import (
 // Exit statuses.
 const (
 	exitOK    = 0
-	exitError = 1 // a measurement or output failed
+	exitError = 1 // a measurement or output failed, or a soak found anomalies
 	exitUsage = 2 // bad flags
 )
 
@@ -39,6 +39,7 @@ type config struct {
 	inside     time.Duration
 	outside    time.Duration
 	quiet      bool
+	soak       time.Duration
 	args       []string
 }
 
@@ -57,6 +58,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return exitUsage
+	}
+	if cfg.soak > 0 {
+		return soak(cfg, stdout, stderr)
 	}
 	rep, err := measure(cfg, newProgress(stderr, cfg.quiet))
 	if err != nil {
@@ -117,6 +121,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.inside, "work", bench.DefaultInside, "work inside each contended critical section")
 	fs.DurationVar(&cfg.outside, "outside", bench.DefaultOutside, "work between a goroutine's critical sections")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "no progress on stderr")
+	fs.DurationVar(&cfg.soak, "soak", 0, "instead of measuring, run the stress mix of every primitive for `duration`, a third in each\n"+
+		"detect mode, and print operations per primitive and anomalies (exit status 1 if any)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -139,6 +145,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.inside < 0 || cfg.outside < 0 {
 		return fail("-work and -outside must not be negative")
+	}
+	if cfg.soak < 0 {
+		return fail("-soak must not be negative")
 	}
 	all := bench.Locks()
 	cfg.locks = all
