@@ -54,7 +54,7 @@ func heldNow() map[int64][]holding {
 		}
 		n := 1
 		if m.Kind.Reentrant {
-			n = max(int(m.Holds.Load()), 1)
+			n = max(1+int(m.Holds.Load()), 1)
 		}
 		out[g] = append(out[g], holding{lockInfo(m), n})
 	})

@@ -144,9 +144,6 @@ func (engine) Acquired(l *core.Lock, k *core.Kind, g int64, try bool) {
 	if !m.HasSite() {
 		m.SetSiteOnce(pcs(3))
 	}
-	if k.Reentrant {
-		m.Holds.Store(1)
-	}
 	gs := lookup(g)
 	if gs == nil {
 		gs = claim(g)
@@ -176,8 +173,8 @@ func (engine) Released(l *core.Lock, g int64) {
 	if i < 0 {
 		return
 	}
-	if m := gs.held[i].meta; m.Kind.Reentrant {
-		m.Holds.Store(0)
+	if m := gs.held[i].meta; m.Holds.Load() != 0 {
+		m.Holds.Store(0) // released with re-entries outstanding: by a Cond wait's ReleaseAll
 	}
 	gs.remove(i)
 	if len(gs.held) == 0 {
@@ -190,6 +187,11 @@ func (engine) Released(l *core.Lock, g int64) {
 // was unlocked out of order, are recomputed.
 func (gs *gstate) remove(i int) {
 	last := len(gs.held) - 1
+	if i == last { // the usual case: unlocked in reverse order
+		gs.held[last] = held{}
+		gs.held = gs.held[:last]
+		return
+	}
 	copy(gs.held[i:], gs.held[i+1:])
 	gs.held[last] = held{}
 	gs.held = gs.held[:last]

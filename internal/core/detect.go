@@ -70,8 +70,8 @@ type Meta struct {
 	ID   uint64
 	Kind *Kind
 	Addr uintptr
-	// Holds is the holder's hold count, kept by package detect in Order
-	// mode for reentrant locks (a Mutex's is 1 while held).
+	// Holds counts the holder's holds beyond the first (a Monitor's
+	// re-entries), kept by package detect in Order mode.
 	Holds atomic.Int32
 	lock  weak.Pointer[Lock]
 	name  atomic.Pointer[string]
