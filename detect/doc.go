@@ -94,7 +94,11 @@
 // # Cost
 //
 // Off and Cycles cost the same on the uncontended path. Order mode costs a
-// few tens of nanoseconds per acquisition and release in the steady state.
+// few tens of nanoseconds per acquisition and release in the steady state;
+// its per-goroutine records live in a fixed table of 4096 slots (under
+// 1 MiB when all are in use), claimed by a goroutine when it takes its
+// first lock and freed when it releases its last, with a locked map behind
+// it for goroutines beyond what the table finds.
 // The detector never keeps a lock alive: a lock's metadata is dropped, with
 // its graph edges and cached chains, when the lock is garbage collected.
 // See the README for measured figures.
