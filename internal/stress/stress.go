@@ -297,8 +297,3 @@ func (a *anomalies) list() ([]string, int) {
 	return slices.Clone(a.items), a.dropped
 }
 
-func (a *anomalies) count() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.items) + a.dropped
-}
