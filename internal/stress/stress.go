@@ -296,4 +296,3 @@ func (a *anomalies) list() ([]string, int) {
 	defer a.mu.Unlock()
 	return slices.Clone(a.items), a.dropped
 }
-
