@@ -12,9 +12,12 @@
 // owner, Signal and Broadcast work with or without the lock, as with
 // sync.Cond.
 //
-// Waiters are signalled in FIFO order, and no signal is lost: when a
-// waiter's timeout or cancellation races a Signal that has already chosen
-// it, the waiter passes the signal on to the next waiter, if there is one.
-// (A Broadcast's wakeup is not passed on: it reached every waiter of its
-// moment, and passing it on would wake one that came later.)
+// Waiters are signalled in FIFO order, and no signal is lost. A Signal, a
+// waiter's timeout and a waiter's cancellation each take the waiter out of
+// the queue under the Cond's internal lock, so exactly one of them decides
+// how that wait ends: a Signal never chooses a waiter whose timeout or
+// cancellation has already taken it out (the signal goes to the next
+// waiter, as Java requires; Python's Condition can drop it), and a waiter
+// that a Signal chose reports that it was signalled (WaitTimeout returns
+// true, WaitContext nil) even if its time ran out while it was being woken.
 package condvar

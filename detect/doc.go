@@ -56,7 +56,9 @@
 // manner of jstack's "Found one Java-level deadlock" and lockdep's
 // "possible circular locking dependency detected". Locks are named by
 // SetName, else by type and address and the site of the first Lock the
-// detector recorded (Order mode records it). Stacks are file:line frames
+// detector recorded (in Order mode the lock's first acquisition; in Cycles
+// mode, which does nothing on the fast path, the first Lock that had to
+// wait for it). Stacks are file:line frames
 // with the detector's, the locks' and the runtime's own frames trimmed.
 // Each distinct cycle is reported once.
 //

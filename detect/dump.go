@@ -69,7 +69,9 @@ func heldNow() map[int64][]holding {
 // and its owner; in Order mode also every lock each goroutine holds, with
 // hold counts. A lock whose owner no longer runs (a
 // goroutine that exited holding it: Go runs no code at goroutine exit, so
-// the lock stays held) is marked as such.
+// the lock stays held) is marked as such; in Cycles mode, which keeps no
+// record of held locks, such a lock appears only once a goroutine waits
+// for it.
 func Dump(w io.Writer) {
 	bw := bufio.NewWriter(w)
 	mode := CurrentMode()

@@ -40,7 +40,7 @@ type LockInfo struct {
 	Name        string  // set with SetName, or ""
 	Type        string  // "*mutex.Mutex" or "*monitor.Monitor"
 	Addr        uintptr // the lock's address
-	FirstLocked string  // "file:line" of the first Lock the detector saw, or ""
+	FirstLocked string  // "file:line" of the first Lock the detector recorded (Order mode: the first acquisition; Cycles mode: the first Lock that had to wait), or ""
 }
 
 // String returns the name and identity of the lock, for example

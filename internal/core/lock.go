@@ -234,6 +234,14 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 			if !registered {
 				register(w)
 				registered = true
+				// In Cycles mode nothing records where a lock was first
+				// taken (that would cost the fast path); the first Lock
+				// that has to wait for it is recorded instead, so that
+				// reports can say where an unnamed lock is used.
+				if m := l.Meta(k); !m.HasSite() {
+					pcs := make([]uintptr, 32)
+					m.SetSiteOnce(pcs[:runtime.Callers(3, pcs)])
+				}
 				if engine != nil {
 					engine.Parked()
 				}
