@@ -73,27 +73,41 @@ func (m *Monitor) Lock() {
 		return
 	}
 	if !m.l.FastAcquire(g) {
-		if err := m.l.Acquire(g, nil, core.KindMonitor); err != nil {
-			panic(err)
-		}
+		m.lockSlow(g)
 	}
 	m.acquired(g, false)
 }
 
+func (m *Monitor) lockSlow(g int64) {
+	if err := m.l.Acquire(g, nil, core.KindMonitor); err != nil {
+		panic(err)
+	}
+}
+
 // reenter adds a hold for the owner g. Order mode keeps the detector's
-// hold count (for Dump) in step; re-entry is never an edge.
+// hold count (for Dump) in step; re-entry is never an edge. It and
+// acquired are small enough to inline into the fast paths only because
+// the Order-mode work is a call to an outlined function.
 func (m *Monitor) reenter(g int64) {
 	m.holds++
 	if core.OrderOn() {
-		core.Reentered(&m.l, g, 1)
+		m.orderReentered(g, 1)
 	}
 }
 
 func (m *Monitor) acquired(g int64, try bool) {
 	m.holds = 1
 	if core.OrderOn() {
-		core.Acquired(&m.l, core.KindMonitor, g, try)
+		m.orderAcquired(g, try)
 	}
+}
+
+//go:noinline
+func (m *Monitor) orderReentered(g int64, delta int) { core.Reentered(&m.l, g, delta) }
+
+//go:noinline
+func (m *Monitor) orderAcquired(g int64, try bool) {
+	core.Acquired(&m.l, core.KindMonitor, g, try)
 }
 
 // TryLock tries to lock m and reports whether it succeeded. It succeeds
@@ -145,19 +159,24 @@ func (m *Monitor) LockContext(ctx context.Context) error {
 func (m *Monitor) Unlock() {
 	g := gid.Get()
 	if m.l.Owner() != g {
-		panic(m.notOwner(g, "unlock"))
+		m.unlockFailed(g)
 	}
 	if m.holds--; m.holds > 0 {
 		if core.OrderOn() {
-			core.Reentered(&m.l, g, -1)
+			m.orderReentered(g, -1)
 		}
 		return
 	}
 	m.l.Release(g)
 	if core.OrderOn() {
-		core.Released(&m.l, g)
+		m.orderReleased(g)
 	}
 }
+
+//go:noinline
+func (m *Monitor) orderReleased(g int64) { core.Released(&m.l, g) }
+
+func (m *Monitor) unlockFailed(g int64) { panic(m.notOwner(g, "unlock")) }
 
 func (m *Monitor) notOwner(g int64, op string) error {
 	if o := m.l.Owner(); o != 0 {

@@ -75,7 +75,7 @@ func (m *Mutex) Lock() {
 		m.lockSlow(g)
 	}
 	if core.OrderOn() {
-		core.Acquired(&m.l, core.KindMutex, g, false)
+		m.orderAcquired(g, false)
 	}
 }
 
@@ -97,7 +97,7 @@ func (m *Mutex) TryLock() bool {
 		return false
 	}
 	if core.OrderOn() {
-		core.Acquired(&m.l, core.KindMutex, g, true)
+		m.orderAcquired(g, true)
 	}
 	return true
 }
@@ -125,7 +125,7 @@ func (m *Mutex) LockContext(ctx context.Context) error {
 		}
 	}
 	if core.OrderOn() {
-		core.Acquired(&m.l, core.KindMutex, g, false)
+		m.orderAcquired(g, false)
 	}
 	return nil
 }
@@ -142,9 +142,19 @@ func (m *Mutex) Unlock() {
 		m.unlockFailed(g)
 	}
 	if core.OrderOn() {
-		core.Released(&m.l, g)
+		m.orderReleased(g)
 	}
 }
+
+// The Order-mode bookkeeping is outlined so that the fast paths stay
+// small: inlined, the interface calls cost register spills on every
+// Lock and Unlock even with Order mode off.
+
+//go:noinline
+func (m *Mutex) orderAcquired(g int64, try bool) { core.Acquired(&m.l, core.KindMutex, g, try) }
+
+//go:noinline
+func (m *Mutex) orderReleased(g int64) { core.Released(&m.l, g) }
 
 func (m *Mutex) unlockFailed(g int64) {
 	if o := m.l.Owner(); o != 0 {
