@@ -15,63 +15,28 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// liveness is the one generous deadline for anything that must happen
-// eventually. Nothing is timed against it; it only turns a hang into a
-// failure.
-const liveness = 20 * time.Second
+// liveness is the one generous deadline (see testutil).
+const liveness = testutil.Liveness
 
-// goroutineID parses the calling goroutine's ID from runtime.Stack,
-// independently of the library's own source of identity.
-func goroutineID() int64 {
-	var buf [64]byte
-	s := string(buf[:runtime.Stack(buf[:], false)])
-	s = strings.TrimPrefix(s, "goroutine ")
-	id, err := strconv.ParseInt(s[:strings.IndexByte(s, ' ')], 10, 64)
-	if err != nil {
-		panic(err)
-	}
-	return id
-}
+func goroutineID() int64 { return testutil.GoroutineID() }
 
-// catch runs f and returns what it panicked with, or nil.
-func catch(f func()) (v any) {
-	defer func() { v = recover() }()
-	f()
-	return nil
-}
+func catch(f func()) any { return testutil.Catch(f) }
 
-// await waits for ch to be closed or to deliver a value, failing the test
-// after the liveness deadline.
 func await[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
-	timer := time.NewTimer(liveness)
-	defer timer.Stop()
-	select {
-	case v := <-ch:
-		return v
-	case <-timer.C:
-		t.Fatalf("%s: nothing after %v", what, liveness)
-		panic("unreachable")
-	}
+	return testutil.Await(t, ch, what)
 }
 
-// waitFor polls cond, yielding the processor between looks, until it holds
-// or the liveness deadline passes.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(liveness)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached after %v", what, liveness)
-		}
-		runtime.Gosched()
-	}
+	testutil.WaitFor(t, what, cond)
 }
 
 // proc is a goroutine started by a test, with its ID and its panic value.
