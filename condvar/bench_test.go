@@ -7,11 +7,10 @@ package condvar_test
 
 import (
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/locksmith-go/locksmith/condvar"
+	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -68,7 +67,7 @@ func benchPingPong(b *testing.B, cases []condCase) {
 			}()
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := testutil.CPUTime()
 			l.Lock()
 			for range b.N {
 				turn = 1
@@ -79,18 +78,9 @@ func benchPingPong(b *testing.B, cases []condCase) {
 			}
 			l.Unlock()
 			<-done
-			cpu := cpuTime() - cpu0
+			cpu := testutil.CPUTime() - cpu0
 			b.StopTimer()
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
-}
-
-// cpuTime returns the process's user plus system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
