@@ -3,7 +3,9 @@ package condvar
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/core"
@@ -35,31 +37,102 @@ type Cond struct {
 	l  sync.Locker
 	cl core.CondLocker // nil when l cannot tell its owner
 
-	mu   sync.Mutex // guards everything below and the fields of every waiter
+	// The wait queue and the free list are guarded by the Cond's guard:
+	// for an owner-aware lock, the lock itself, which every Wait, Signal
+	// and Broadcast holds (checkOwner enforces it), so they take no other
+	// lock; for a plain sync.Locker, which Signal may be called without,
+	// mu.
+	mu   sync.Mutex
 	head *waiter
 	tail *waiter
-	n    int     // waiters queued and not yet signalled
 	free *waiter // waiters to reuse, linked by next
+
+	// n counts waiters queued whose wait is not yet decided. It changes
+	// with the decision (under the guard for a Signal, without it for a
+	// timeout), and Waiters reads it without the guard.
+	n atomic.Int64
+
+	// For a plain sync.Locker, spare holds waiters to reuse without taking
+	// mu: bit i of busy is set while spare[i] is in use, and the goroutine
+	// that set it owns the slot (and creates its waiter on first use). Two
+	// cover a ping-pong, where one side starts its next wait before the
+	// other has returned from its last; more concurrent waiters fall back
+	// to free. (An owner-aware Cond needs none: its free list is guarded by
+	// the lock the waiter holds when it starts and ends a wait.)
+	busy  atomic.Uint32
+	spare [4]*waiter
 }
 
-// waiter is one goroutine's wait. It parks on its own sync.Cond, bound to
-// Cond.mu, so that Signal wakes exactly the waiter it chose.
+// A wait's decision, in the low bits of waiter.st.
+const (
+	stWoken uint64 = 1 // by Signal or Broadcast
+	stGone  uint64 = 2 // by its own timeout or cancellation
+	stMask  uint64 = 3
+	stShift        = 2 // st is gen<<stShift | decision
+)
+
+// waiter is one goroutine's wait. It parks on its own sync.Cond, so that
+// Signal wakes exactly the waiter it chose, and that sync.Cond's Locker is
+// the waiter itself: sync.Cond.Wait takes its ticket on the runtime's notify
+// list, then calls w.Unlock, which queues the waiter and releases the
+// user's lock, and then parks until the ticket is notified (at once if it
+// already was). So the waiter is visible to Signal only once its ticket is
+// taken, no wakeup can fall between queueing and parking, and no lock is
+// held across the park or retaken after it.
 //
-// Rejected alternative: a channel per waiter. A channel must be made per
-// wait (one made inside a testing/synctest bubble must not be used outside
-// it, so it cannot be pooled), which cost two allocations per Wait and made
-// a ping-pong through the Cond 2.7 times slower than through sync.Cond.
+// How a wait ends is decided by one CompareAndSwap on st, from the value it
+// had when the wait was queued to this wait's generation and decision:
+// Signal (and Broadcast) and the timeout or cancellation callback each try
+// it, and exactly one wins. A Signal whose CAS fails skips that waiter
+// and goes on to the next, so no signal is lost; a stale callback from an
+// earlier use of the record fails it, because st only grows. The winner
+// then notifies park: the waiter is woken exactly once per wait. A waiter
+// that timed out unlinks itself from the queue once it holds the guard
+// again (Java's AbstractQueuedSynchronizer does the same), so a timeout
+// takes no lock.
+//
+// Rejected alternatives:
+//   - A channel per waiter. A channel must be made per wait (one made inside
+//     a testing/synctest bubble must not be used outside it, so it cannot be
+//     pooled), which cost two allocations per Wait and made a ping-pong
+//     through the Cond 2.7 times slower than through sync.Cond.
+//   - A sync.Cond per waiter bound to Cond.mu, checking a flag in a loop:
+//     correct, but each wait then took mu three times and retook it after
+//     the park, 1.5-1.7 times sync.Cond's ping-pong.
+//   - sync.WaitGroup as the parking primitive: Done from outside the
+//     synctest bubble of the Add is a fatal error, which a timer or
+//     context callback could trigger.
+//
 // sync.Cond.Wait is durably blocking inside a bubble, needs no allocation,
 // and is safe to reuse across bubbles.
 type waiter struct {
-	park  sync.Cond
-	prev  *waiter
-	next  *waiter
-	gen   uint64 // counts uses, so a stale timer or context callback is ignored
-	inq   bool
-	woken bool // dequeued by Signal (or Broadcast)
-	gone  bool // dequeued by its own timeout or cancellation
+	c    *Cond
+	slot int       // index in c.spare, or -1
+	park sync.Cond // park.L is the waiter: see Lock and Unlock
+
+	// Guarded by the Cond's guard.
+	prev   *waiter
+	next   *waiter
+	inq    bool
+	gen    uint64 // counts uses of the record
+	expect uint64 // st when this wait was queued: the CAS's old value
+
+	st atomic.Uint64 // gen<<stShift | decision of the last decided wait
+
+	// Owned by the waiting goroutine; set before or inside park.Wait.
+	d     time.Duration
+	ctx   context.Context
+	holds int
+	stop  func() bool
 }
+
+// Lock is called by park.Wait after the waiter wakes; there is nothing to
+// retake (the user's lock is retaken by wait).
+func (w *waiter) Lock() {}
+
+// Unlock is called by park.Wait once it holds its ticket and before it
+// parks: it queues the waiter and releases the user's lock.
+func (w *waiter) Unlock() { w.c.publish(w) }
 
 // New returns a Cond bound to l.
 //
@@ -174,61 +247,141 @@ func (c *Cond) WaitUntil(pred func() bool) {
 // out (d > 0) or cancelled (ctx not nil), and retakes the lock. It reports
 // whether it was signalled.
 //
-// Signal, a timeout and a cancellation all dequeue the waiter under c.mu,
-// so exactly one of them decides how the wait ends: a Signal never chooses
-// a waiter that has already timed out (it goes to the next one), and a
-// waiter that a Signal chose returns true even if its time is up by the
-// time it runs. No signal is lost.
+// Signal, a timeout and a cancellation each try to decide the wait with
+// one CompareAndSwap (see waiter), so exactly one of them decides how it
+// ends: a Signal never chooses a waiter that has already timed out (it
+// goes to the next one), and a waiter that a Signal chose returns true even
+// if its time is up by the time it runs. No signal is lost.
 func (c *Cond) wait(d time.Duration, ctx context.Context) bool {
-	c.mu.Lock()
-	w := c.free
-	if w != nil {
-		c.free, w.next = w.next, nil
-	} else {
-		w = &waiter{}
-		w.park.L = &c.mu
-	}
-	w.gen++
-	w.woken, w.gone = false, false
-	gen := w.gen
-	c.push(w)
-	c.mu.Unlock()
-	// Queued before the lock is released: a Signal made after the release
-	// finds the waiter.
-	holds := c.release()
-	c.mu.Lock()
-	var stop func() bool
-	switch {
-	case d > 0:
-		stop = time.AfterFunc(d, func() { c.expire(w, gen) }).Stop
-	case ctx != nil:
-		stop = context.AfterFunc(ctx, func() { c.expire(w, gen) })
-	}
-	for !w.woken && !w.gone {
-		w.park.Wait()
-	}
-	woken := w.woken
-	w.gen++ // a callback still on its way now finds a stale generation
-	w.next, c.free = c.free, w
-	c.mu.Unlock()
+	w := c.getWaiter()
+	w.d, w.ctx = d, ctx
+	// Takes a ticket, calls w.Unlock (publish) and parks until the one
+	// notification for this wait.
+	w.park.Wait()
+	woken := w.st.Load()&stMask == stWoken
+	holds, stop := w.holds, w.stop
+	w.ctx, w.stop = nil, nil
 	if stop != nil {
 		stop()
 	}
+	if c.cl != nil {
+		c.restore(holds)
+		// The guard is held again.
+		if w.inq {
+			c.unlink(w) // timed out or cancelled, and no Signal skipped it yet
+		}
+		w.next, c.free = c.free, w
+		return woken
+	}
+	if !woken {
+		c.mu.Lock()
+		if w.inq {
+			c.unlink(w)
+		}
+		c.mu.Unlock()
+	}
+	c.putSpare(w)
 	c.restore(holds)
 	return woken
 }
 
-// expire ends a timed-out or cancelled wait, unless a Signal already
-// chose the waiter or the wait is over.
-func (c *Cond) expire(w *waiter, gen uint64) {
+// publish queues w and releases the user's lock; it runs inside
+// w.park.Wait, after the ticket is taken and before the park. A Signal
+// after the release finds the waiter queued.
+func (c *Cond) publish(w *waiter) {
+	if c.cl == nil {
+		c.mu.Lock()
+	}
+	w.gen++
+	w.expect = w.st.Load()
+	c.push(w)
+	c.n.Add(1)
+	if c.cl == nil {
+		c.mu.Unlock()
+	}
+	w.holds = c.release()
+	expect, gen := w.expect, w.gen
+	switch {
+	case w.d > 0:
+		w.stop = time.AfterFunc(w.d, func() { c.expire(w, expect, gen) }).Stop
+	case w.ctx != nil:
+		w.stop = context.AfterFunc(w.ctx, func() { c.expire(w, expect, gen) })
+	}
+}
+
+// getWaiter returns a waiter record owned by the caller until the wait
+// ends. The caller holds l.
+func (c *Cond) getWaiter() *waiter {
+	if c.cl != nil {
+		// l is the guard.
+		w := c.free
+		if w != nil {
+			c.free, w.next = w.next, nil
+			return w
+		}
+		return c.newWaiter(-1)
+	}
+	const all = 1<<len(c.spare) - 1
+	for {
+		b := c.busy.Load()
+		if b == all {
+			break
+		}
+		i := bits.TrailingZeros32(^b)
+		if c.busy.CompareAndSwap(b, b|1<<i) {
+			w := c.spare[i]
+			if w == nil {
+				w = c.newWaiter(i)
+				c.spare[i] = w
+			}
+			return w
+		}
+	}
 	c.mu.Lock()
-	if w.gen == gen && w.inq {
-		c.unlink(w)
-		c.n--
-		w.gone = true
-		w.park.Signal()
+	w := c.free
+	if w != nil {
+		c.free, w.next = w.next, nil
 	}
 	c.mu.Unlock()
+	if w == nil {
+		w = c.newWaiter(-1)
+	}
+	return w
+}
+
+func (c *Cond) newWaiter(slot int) *waiter {
+	w := &waiter{c: c, slot: slot}
+	w.park.L = w
+	return w
+}
+
+// putSpare returns the waiter record of a Cond on a plain sync.Locker.
+func (c *Cond) putSpare(w *waiter) {
+	if w.slot >= 0 {
+		c.busy.And(^uint32(1 << w.slot))
+		return
+	}
+	c.mu.Lock()
+	w.next, c.free = c.free, w
+	c.mu.Unlock()
+}
+
+// decide ends w's current wait with decision d, unless something else
+// already decided it, and reports whether it did.
+func (c *Cond) decide(w *waiter, expect, gen, d uint64) bool {
+	if !w.st.CompareAndSwap(expect, gen<<stShift|d) {
+		return false
+	}
+	c.n.Add(-1)
+	w.park.Broadcast()
+	return true
+}
+
+// expire ends a timed-out or cancelled wait, unless a Signal already
+// chose the waiter or the wait is over. It takes no lock: the waiter
+// leaves the queue itself, or a Signal skips it.
+func (c *Cond) expire(w *waiter, expect, gen uint64) {
+	c.decide(w, expect, gen, stGone)
 }
 
 func (c *Cond) release() int {
@@ -260,24 +413,30 @@ func (c *Cond) Signal() {
 // holds the lock.
 func (c *Cond) Broadcast() {
 	c.checkOwner("broadcast")
-	c.mu.Lock()
-	for w := c.head; w != nil; w = w.next {
-		w.inq, w.woken = false, true
-		w.park.Signal()
+	if c.cl == nil {
+		c.mu.Lock()
+		defer c.mu.Unlock()
 	}
-	c.head, c.tail, c.n = nil, nil, 0
-	c.mu.Unlock()
+	for w := c.head; w != nil; w = c.head {
+		c.unlink(w)
+		c.decide(w, w.expect, w.gen, stWoken)
+	}
 }
 
 func (c *Cond) signal() {
-	c.mu.Lock()
-	if w := c.head; w != nil {
-		c.unlink(w)
-		c.n--
-		w.woken = true
-		w.park.Signal()
+	if c.cl == nil {
+		c.mu.Lock()
 	}
-	c.mu.Unlock()
+	for w := c.head; w != nil; w = c.head {
+		c.unlink(w)
+		if c.decide(w, w.expect, w.gen, stWoken) {
+			break
+		}
+		// It timed out or was cancelled: the signal goes to the next.
+	}
+	if c.cl == nil {
+		c.mu.Unlock()
+	}
 }
 
 // Waiters returns the number of goroutines waiting on c and not yet
@@ -286,9 +445,7 @@ func (c *Cond) signal() {
 // time it is read: use it for monitoring and tests.
 func (c *Cond) Waiters() int {
 	c.check()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
+	return int(c.n.Load())
 }
 
 func (c *Cond) push(w *waiter) {
@@ -300,7 +457,6 @@ func (c *Cond) push(w *waiter) {
 		c.tail.next = w
 	}
 	c.tail = w
-	c.n++
 }
 
 func (c *Cond) unlink(w *waiter) {

@@ -531,3 +531,31 @@ func TestCondSignalAfterTimeoutsReachesNewWaiter(t *testing.T) {
 		assert.True(t, await(t, res, "waiter after a timed-out one"))
 	})
 }
+
+// TestCondSignalSkipsExpiredWaiterStillQueued: a waiter whose context is
+// cancelled while another goroutine holds the lock has its wait decided
+// (it stops counting in Waiters) but cannot leave the queue until it
+// retakes the lock. A Signal made meanwhile must skip it and wake the
+// waiter behind it; the cancelled waiter must still report the
+// cancellation, and both must leave nothing queued.
+func TestCondSignalSkipsExpiredWaiterStillQueued(t *testing.T) {
+	forEachKind(t, func(t *testing.T, _ lockKind, l sync.Locker, _ func() bool, c *condvar.Cond) {
+		for range 20 { // the records are reused: later rounds run on recycled waiters
+			ctx, cancel := context.WithCancel(context.Background())
+			first := queueWaiter(t, l, c, 1, func() bool { return c.WaitContext(ctx) == nil })
+			second := queueWaiter(t, l, c, 2, func() bool { c.Wait(); return true })
+			l.Lock()
+			cancel()
+			waitFor(t, "cancelled waiter no longer counted", func() bool { return c.Waiters() == 1 })
+			c.Signal()
+			assert.Zero(t, c.Waiters(), "Signal did not reach the waiter behind the cancelled one")
+			l.Unlock()
+			assert.False(t, await(t, first, "cancelled waiter"), "cancelled waiter reported a signal")
+			assert.True(t, await(t, second, "second waiter"))
+			l.Lock()
+			c.Signal() // nobody waits: must not wake or break anything
+			l.Unlock()
+			assert.Zero(t, c.Waiters())
+		}
+	})
+}

@@ -13,11 +13,18 @@
 // sync.Cond.
 //
 // Waiters are signalled in FIFO order, and no signal is lost. A Signal, a
-// waiter's timeout and a waiter's cancellation each take the waiter out of
-// the queue under the Cond's internal lock, so exactly one of them decides
-// how that wait ends: a Signal never chooses a waiter whose timeout or
-// cancellation has already taken it out (the signal goes to the next
-// waiter, as Java requires; Python's Condition can drop it), and a waiter
-// that a Signal chose reports that it was signalled (WaitTimeout returns
-// true, WaitContext nil) even if its time ran out while it was being woken.
+// waiter's timeout and a waiter's cancellation each try to decide how that
+// wait ends with one atomic compare-and-swap, so exactly one of them
+// decides: a Signal never chooses a waiter whose timeout or cancellation
+// has already decided its wait (the signal goes to the next waiter, as Java
+// requires; Python's Condition can drop it), and a waiter that a Signal
+// chose reports that it was signalled (WaitTimeout returns true,
+// WaitContext nil) even if its time ran out while it was being woken.
+//
+// On an owner-aware lock the wait queue is guarded by the lock itself,
+// which every Wait, Signal and Broadcast holds, so a wait and a signal take
+// no other lock; on a plain sync.Locker, a small internal mutex guards it.
+// Each waiter parks on its own sync.Cond (reused, so a Wait without a time
+// limit allocates nothing in the steady state), which a testing/synctest
+// bubble counts as durably blocked.
 package condvar
