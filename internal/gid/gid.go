@@ -1,13 +1,22 @@
 // Package gid is locksmith's only source of goroutine identity.
 //
-// It reads the current goroutine's ID with github.com/petermattis/goid
-// (a few nanoseconds: a getg and a field load at a per-release offset).
-// goid finds the field by offsets it knows for each Go release; a release
-// that moves the field makes it return wrong IDs silently (this happened at
-// Go 1.23). So at start-up, Get's fast answer is checked against the
-// runtime.Stack parse, on this goroutine and on a fresh one; if they differ,
-// every later call takes the slow path (about 1-5 us) and a single warning
-// is printed to stderr. Nothing else in locksmith calls goid.
+// The goroutine ID is a field of the runtime's g. Where that field lives
+// changes between Go releases, and github.com/petermattis/goid knows it for
+// each release; a release that moves the field makes goid return wrong IDs
+// silently (this happened at Go 1.23). So at start-up this package checks
+// goid's answer against the runtime.Stack parse, on this goroutine and on a
+// fresh one; if they differ, every later call takes the slow path (about
+// 1-5 us) and a single warning is printed to stderr. Nothing else in
+// locksmith reads goroutine identity.
+//
+// On amd64 with the gc toolchain, Get is a few instructions of assembly
+// (get_amd64.s): the current g from thread-local storage, then the ID at
+// an offset. The offset is not hard-coded: init finds the word of the g
+// that holds goid's answer on two goroutines, and then checks Get itself
+// against runtime.Stack as above. This saves a call per Get over goid's
+// getg (called through our Get, which the inliner could not fold into
+// Lock and Unlock), which is about a quarter of the cost of a Monitor
+// re-entry. Elsewhere Get calls goid.Get.
 package gid
 
 import (
@@ -17,26 +26,15 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-
-	"github.com/petermattis/goid"
 )
 
-// fast reports whether goid.Get was found to agree with runtime.Stack.
-// It is written once, during package initialisation, and only read after.
-var fast = verify(goid.Get, Slow, os.Stderr)
-
-// Get returns the ID of the calling goroutine, as the runtime prints it in
-// "goroutine N [running]". IDs are positive and never reused.
-func Get() int64 {
-	if fast {
-		return goid.Get()
-	}
-	return Slow()
-}
+// verified reports whether Get's fast path was found to agree with
+// runtime.Stack. It is written once, during package initialisation.
+var verified = setup(os.Stderr)
 
 // Fast reports whether Get uses goid's direct read (true) or the
 // runtime.Stack fallback (false).
-func Fast() bool { return fast }
+func Fast() bool { return verified }
 
 // Slow returns the calling goroutine's ID by parsing runtime.Stack.
 func Slow() int64 {

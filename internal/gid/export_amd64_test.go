@@ -1,0 +1,5 @@
+//go:build gc
+
+package gid
+
+var Locate = locate
