@@ -299,8 +299,19 @@ func (c *Cond) publish(w *waiter) {
 	if c.cl == nil {
 		c.mu.Unlock()
 	}
-	w.holds = c.release()
 	expect, gen := w.expect, w.gen
+	released := false
+	defer func() {
+		if !released {
+			// The lock's Unlock panicked (a user's owner-aware Locker can):
+			// the panic leaves Wait, so end this wait now, or a Signal
+			// could choose this waiter and be lost. The record stays
+			// queued until a Signal skips it; it is not reused.
+			c.expire(w, expect, gen)
+		}
+	}()
+	w.holds = c.release()
+	released = true
 	switch {
 	case w.d > 0:
 		w.stop = time.AfterFunc(w.d, func() { c.expire(w, expect, gen) }).Stop

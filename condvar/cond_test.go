@@ -559,3 +559,42 @@ func TestCondSignalSkipsExpiredWaiterStillQueued(t *testing.T) {
 		}
 	})
 }
+
+// panickyLocker is a user's owner-aware lock whose Unlock panics once when
+// armed (before unlocking).
+type panickyLocker struct {
+	*mutex.Mutex
+	armed bool // guarded by the mutex
+}
+
+func (p *panickyLocker) Unlock() {
+	if p.armed {
+		p.armed = false
+		panic("panickyLocker: Unlock")
+	}
+	p.Mutex.Unlock()
+}
+
+// TestCondWaitPanicInUnlockLosesNoSignal: when the lock's Unlock panics
+// inside Wait, the panic leaves Wait with the lock still held, and the
+// abandoned wait must not absorb a later Signal meant for a real waiter.
+func TestCondWaitPanicInUnlockLosesNoSignal(t *testing.T) {
+	l := &panickyLocker{Mutex: new(mutex.Mutex)}
+	c := condvar.New(l)
+	v, _ := onOther(t, func() {
+		l.Lock()
+		defer l.Unlock() // disarmed by then: really unlocks
+		l.armed = true
+		c.Wait()
+	})
+	assert.Equal(t, "panickyLocker: Unlock", v)
+	assert.False(t, l.Locked(), "lock not released after the panic")
+	assert.Zero(t, c.Waiters(), "abandoned wait still counted")
+
+	woken := queueWaiter(t, l, c, 1, func() bool { c.Wait(); return true })
+	l.Lock()
+	c.Signal()
+	l.Unlock()
+	assert.True(t, await(t, woken, "waiter behind the abandoned wait"))
+	assert.Zero(t, c.Waiters())
+}
