@@ -1,4 +1,4 @@
-//go:build gc
+//go:build gc && (amd64 || arm64)
 
 package gid
 
@@ -16,10 +16,10 @@ import (
 // Get returns the ID of the calling goroutine, as the runtime prints it in
 // "goroutine N [running]". IDs are positive and never reused.
 //
-// Implemented in get_amd64.s.
+// Implemented in get_$GOARCH.s.
 func Get() int64
 
-// getg returns the current goroutine's g. Implemented in get_amd64.s.
+// getg returns the current goroutine's g. Implemented in get_$GOARCH.s.
 func getg() unsafe.Pointer
 
 // offset is where the goroutine ID lives in the runtime's g, or 0 while

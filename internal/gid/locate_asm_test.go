@@ -1,4 +1,4 @@
-//go:build gc
+//go:build gc && (amd64 || arm64)
 
 package gid_test
 
@@ -16,4 +16,15 @@ func TestLocateFindsTheIDField(t *testing.T) {
 	// An answer that is not the goroutine's ID (what a moved field looks
 	// like) is found on neither goroutine, so Get stays on the slow path.
 	assert.Zero(t, gid.Locate(func() int64 { return -0x5eed1e55 }))
+}
+
+// TestGetSlowPath: with no verified offset, the assembly Get falls through
+// to Slow (the tail call) and still returns the right ID.
+func TestGetSlowPath(t *testing.T) {
+	want := gid.Slow()
+	restore := gid.SetOffset(0)
+	got := gid.Get()
+	restore()
+	assert.Equal(t, want, got)
+	assert.Equal(t, want, gid.Get(), "fast path after restoring the offset")
 }

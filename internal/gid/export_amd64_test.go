@@ -1,5 +1,0 @@
-//go:build gc
-
-package gid
-
-var Locate = locate
