@@ -265,6 +265,9 @@ func (c *Cond) wait(d time.Duration, ctx context.Context) bool {
 		stop()
 	}
 	if c.cl != nil {
+		// If restore panics (deadlock detection refused the retake), a
+		// timed-out record stays queued, decided, until the next Signal or
+		// Broadcast skips and unlinks it; it is never reused.
 		c.restore(holds)
 		// The guard is held again.
 		if w.inq {
