@@ -454,12 +454,34 @@ func (c *Cond) signal() {
 }
 
 // Waiters returns the number of goroutines waiting on c and not yet
-// signalled (Java's getWaitQueueLength). A signalled goroutine that has not
-// yet retaken the lock no longer counts. The value may be out of date by the
-// time it is read: use it for monitoring and tests.
+// signalled (Java's getWaitQueueLength). A signalled, timed-out or
+// cancelled goroutine that has not yet retaken the lock no longer counts.
+//
+// Called by a goroutine that holds c's owner-aware lock, or on a Cond
+// bound to a plain sync.Locker, the count is exact at the moment of the
+// call: it counts the queued waiters whose wait is not yet decided. Called
+// without holding an owner-aware lock (Java does not allow that) it reads
+// a counter kept beside the queue, which can lag a concurrent timeout or
+// cancellation by a moment. Either way the value may be out of date by the
+// time it is used: use it for monitoring and tests.
 func (c *Cond) Waiters() int {
 	c.check()
-	return int(c.n.Load())
+	switch {
+	case c.cl == nil:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+	case !c.cl.Owned():
+		return int(c.n.Load())
+	}
+	// The guard is held: the queue is stable, and a wait is decided by the
+	// CompareAndSwap on st, so this count and the decisions agree.
+	n := 0
+	for w := c.head; w != nil; w = w.next {
+		if w.st.Load() == w.expect {
+			n++
+		}
+	}
+	return n
 }
 
 func (c *Cond) push(w *waiter) {
