@@ -54,10 +54,10 @@ type Cond struct {
 
 	// For a plain sync.Locker, spare holds waiters to reuse without taking
 	// mu: bit i of busy is set while spare[i] is in use, and the goroutine
-	// that set it owns the slot (and creates its waiter on first use). Two
-	// cover a ping-pong, where one side starts its next wait before the
-	// other has returned from its last; more concurrent waiters fall back
-	// to free. (An owner-aware Cond needs none: its free list is guarded by
+	// that set it owns the slot (and creates its waiter on first use). A
+	// ping-pong needs two (one side starts its next wait before the other
+	// has returned from its last); with more than four concurrent waiters
+	// the rest fall back to free. (An owner-aware Cond needs none: its free list is guarded by
 	// the lock the waiter holds when it starts and ends a wait.)
 	busy  atomic.Uint32
 	spare [4]*waiter
@@ -230,6 +230,7 @@ func (c *Cond) WaitContext(ctx context.Context) error {
 // WaitWhile waits as long as cond returns true, calling it with the lock
 // held (Ruby's ConditionVariable#wait_while).
 func (c *Cond) WaitWhile(cond func() bool) {
+	c.checkOwner("wait") // also when cond is false at once
 	for cond() {
 		c.Wait()
 	}
@@ -238,6 +239,7 @@ func (c *Cond) WaitWhile(cond func() bool) {
 // WaitUntil waits until pred returns true, calling it with the lock held
 // (Ruby's wait_until).
 func (c *Cond) WaitUntil(pred func() bool) {
+	c.checkOwner("wait") // also when pred is true at once
 	for !pred() {
 		c.Wait()
 	}
@@ -306,20 +308,67 @@ func (c *Cond) publish(w *waiter) {
 	released := false
 	defer func() {
 		if !released {
-			// The lock's Unlock panicked (a user's owner-aware Locker can):
-			// the panic leaves Wait, so end this wait now, or a Signal
-			// could choose this waiter and be lost. The record stays
-			// queued until a Signal skips it; it is not reused.
-			c.expire(w, expect, gen)
+			c.abandon(w, expect, gen)
 		}
 	}()
-	w.holds = c.release()
-	released = true
+	// The callback is registered before the lock is released: the ticket
+	// is already taken, so one that fires at once only ends the wait as
+	// soon as it starts, and a panic from a user's context (in its Done
+	// method) is covered by the defer above, with the lock still held.
 	switch {
 	case w.d > 0:
 		w.stop = time.AfterFunc(w.d, func() { c.expire(w, expect, gen) }).Stop
 	case w.ctx != nil:
 		w.stop = context.AfterFunc(w.ctx, func() { c.expire(w, expect, gen) })
+	}
+	w.holds = c.release()
+	released = true
+}
+
+// abandon ends a wait whose set-up panicked after the waiter was queued:
+// the lock's Unlock (a user's Locker may panic, before or after releasing
+// the lock) or the context's Done. The panic leaves Wait, so the wait is
+// decided as gone, or, if a Signal has already chosen this waiter (possible
+// once the lock was released), the signal is passed to the next waiter, so
+// that it is not lost with this one.
+func (c *Cond) abandon(w *waiter, expect, gen uint64) {
+	if w.stop != nil {
+		w.stop()
+	}
+	w.ctx, w.stop = nil, nil
+	passOn := !c.decide(w, expect, gen, stGone)
+	switch {
+	case c.cl == nil:
+		c.mu.Lock()
+		if passOn {
+			c.signalQueued()
+		}
+		if w.inq {
+			c.unlink(w)
+		}
+		c.mu.Unlock()
+		c.putSpare(w)
+	case c.cl.Owned():
+		// The lock was not released: it guards the queue.
+		if passOn {
+			c.signalQueued()
+		}
+		if w.inq {
+			c.unlink(w)
+		}
+		w.next, c.free = c.free, w
+	case passOn:
+		// The lock was released, then its Unlock panicked, and a Signal
+		// chose this waiter meanwhile: take the lock to pass the signal
+		// on (its Unlock may panic again; the signal is passed by then).
+		c.l.Lock()
+		defer c.l.Unlock()
+		c.signalQueued()
+		w.next, c.free = c.free, w // the Signal unlinked it
+	default:
+		// Released, decided here, but the queue cannot be touched without
+		// the lock: the record stays queued until a Signal or Broadcast
+		// skips and unlinks it, and is not reused.
 	}
 }
 
@@ -440,16 +489,20 @@ func (c *Cond) Broadcast() {
 func (c *Cond) signal() {
 	if c.cl == nil {
 		c.mu.Lock()
+		defer c.mu.Unlock()
 	}
+	c.signalQueued()
+}
+
+// signalQueued wakes the first queued waiter whose wait is not yet decided.
+// The caller holds the guard.
+func (c *Cond) signalQueued() {
 	for w := c.head; w != nil; w = c.head {
 		c.unlink(w)
 		if c.decide(w, w.expect, w.gen, stWoken) {
-			break
+			return
 		}
 		// It timed out or was cancelled: the signal goes to the next.
-	}
-	if c.cl == nil {
-		c.mu.Unlock()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -311,6 +312,9 @@ func TestCondMisuse(t *testing.T) {
 		{"WaitContext(done)", "wait", func(c *condvar.Cond) { _ = c.WaitContext(expired) }},
 		{"WaitWhile", "wait", func(c *condvar.Cond) { c.WaitWhile(func() bool { return true }) }},
 		{"WaitUntil", "wait", func(c *condvar.Cond) { c.WaitUntil(func() bool { return false }) }},
+		// The misuse is caught even when the predicate would not wait.
+		{"WaitWhile false at once", "wait", func(c *condvar.Cond) { c.WaitWhile(func() bool { return false }) }},
+		{"WaitUntil true at once", "wait", func(c *condvar.Cond) { c.WaitUntil(func() bool { return true }) }},
 		{"Signal", "signal", (*condvar.Cond).Signal},
 		{"Broadcast", "broadcast", (*condvar.Cond).Broadcast},
 	}
@@ -597,4 +601,106 @@ func TestCondWaitPanicInUnlockLosesNoSignal(t *testing.T) {
 	l.Unlock()
 	assert.True(t, await(t, woken, "waiter behind the abandoned wait"))
 	assert.Zero(t, c.Waiters())
+}
+
+// releasePanicker is a lock whose Unlock, once armed, releases the lock and
+// then panics, after letting the test act in between (released, proceed).
+type releasePanicker struct {
+	sync.Locker
+	armed             atomic.Bool
+	released, proceed chan struct{}
+}
+
+func newReleasePanicker(l sync.Locker) *releasePanicker {
+	return &releasePanicker{Locker: l, released: make(chan struct{}), proceed: make(chan struct{})}
+}
+
+func (p *releasePanicker) Unlock() {
+	p.Locker.Unlock()
+	if p.armed.CompareAndSwap(true, false) {
+		close(p.released)
+		<-p.proceed
+		panic("releasePanicker: Unlock")
+	}
+}
+
+// ownedReleasePanicker is a releasePanicker that can tell its owner.
+type ownedReleasePanicker struct {
+	*releasePanicker
+	m *mutex.Mutex
+}
+
+func (o ownedReleasePanicker) Owned() bool { return o.m.Owned() }
+
+// TestCondWaitPanicAfterReleaseLosesNoSignal: the lock's Unlock inside
+// Wait releases the lock and then panics. In between, another waiter
+// queues and a Signal chooses the first, doomed waiter (FIFO): the signal
+// must be passed on to the second.
+func TestCondWaitPanicAfterReleaseLosesNoSignal(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		new  func() (sync.Locker, *releasePanicker)
+	}{
+		{"sync.Mutex", func() (sync.Locker, *releasePanicker) {
+			p := newReleasePanicker(new(sync.Mutex))
+			return p, p
+		}},
+		{"owner-aware Locker", func() (sync.Locker, *releasePanicker) {
+			m := new(mutex.Mutex)
+			p := newReleasePanicker(m)
+			return ownedReleasePanicker{p, m}, p
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, p := tc.new()
+			c := condvar.New(l)
+			first := make(chan any, 1)
+			go func() {
+				defer func() { first <- recover() }()
+				l.Lock()
+				p.armed.Store(true)
+				c.Wait()
+			}()
+			await(t, p.released, "first waiter's Unlock released the lock")
+			second := queueWaiter(t, l, c, 2, func() bool { c.Wait(); return true })
+			l.Lock()
+			c.Signal() // to the first waiter, about to panic
+			l.Unlock()
+			close(p.proceed)
+			assert.Equal(t, "releasePanicker: Unlock", await(t, first, "first waiter's panic"))
+			assert.True(t, await(t, second, "second waiter, which the signal must reach"))
+			assert.Zero(t, c.Waiters())
+		})
+	}
+}
+
+// doneBomb is a context whose Done panics.
+type doneBomb struct{ context.Context }
+
+func (doneBomb) Done() <-chan struct{} { panic("doneBomb: Done") }
+
+// TestCondWaitContextPanicInDone: WaitContext with a context whose Done
+// panics leaves Wait with the lock held, counts no waiter and loses no
+// later Signal.
+func TestCondWaitContextPanicInDone(t *testing.T) {
+	forEachKind(t, func(t *testing.T, k lockKind, l sync.Locker, held func() bool, c *condvar.Cond) {
+		v, _ := onOther(t, func() {
+			l.Lock()
+			defer l.Unlock()
+			defer func() {
+				if held != nil {
+					assert.True(t, held(), "lock not held after the panic")
+				}
+			}()
+			_ = c.WaitContext(doneBomb{context.Background()})
+		})
+		assert.Equal(t, "doneBomb: Done", v)
+		assert.Zero(t, c.Waiters(), "abandoned wait still counted")
+		woken := queueWaiter(t, l, c, 1, func() bool { c.Wait(); return true })
+		l.Lock()
+		c.Signal()
+		l.Unlock()
+		assert.True(t, await(t, woken, "waiter after the abandoned wait"))
+		assert.Zero(t, c.Waiters())
+	})
 }
