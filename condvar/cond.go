@@ -28,8 +28,11 @@ var ErrNotOwner = core.ErrNotOwner
 //
 // A Wait without a time limit allocates nothing once the Cond has served
 // as many concurrent waiters before; WaitTimeout and WaitContext allocate
-// their timer or context callback. A Cond holds no goroutine and no timer
-// for a waiter that has returned.
+// their timer or context callback. A Cond holds no timer and no queue
+// entry for a waiter that has returned. (A timeout or cancellation that
+// fires just as a Signal wins runs its callback in a goroutine of its own,
+// which may still be finishing as the wait returns; it only finds the wait
+// decided and exits.)
 type Cond struct {
 	_    noCopy
 	self *Cond // New sets it; a copy or a zero Cond fails the check
