@@ -274,11 +274,7 @@ func (c *Cond) wait(d time.Duration, ctx context.Context) bool {
 		// timed-out record stays queued, decided, until the next Signal or
 		// Broadcast skips and unlinks it; it is never reused.
 		c.restore(holds)
-		// The guard is held again.
-		if w.inq {
-			c.unlink(w) // timed out or cancelled, and no Signal skipped it yet
-		}
-		w.next, c.free = c.free, w
+		c.retire(w) // the guard is held again
 		return woken
 	}
 	if !woken {
@@ -356,10 +352,7 @@ func (c *Cond) abandon(w *waiter, expect, gen uint64) {
 		if passOn {
 			c.signalQueued()
 		}
-		if w.inq {
-			c.unlink(w)
-		}
-		w.next, c.free = c.free, w
+		c.retire(w)
 	case passOn:
 		// The lock was released, then its Unlock panicked, and a Signal
 		// chose this waiter meanwhile: take the lock to pass the signal
@@ -367,12 +360,22 @@ func (c *Cond) abandon(w *waiter, expect, gen uint64) {
 		c.l.Lock()
 		defer c.l.Unlock()
 		c.signalQueued()
-		w.next, c.free = c.free, w // the Signal unlinked it
+		c.retire(w)
 	default:
 		// Released, decided here, but the queue cannot be touched without
 		// the lock: the record stays queued until a Signal or Broadcast
 		// skips and unlinks it, and is not reused.
 	}
+}
+
+// retire takes w out of the queue if it is still there (its wait timed
+// out or was cancelled and no Signal has skipped it yet) and puts it on the
+// free list of an owner-aware Cond. The caller holds the lock.
+func (c *Cond) retire(w *waiter) {
+	if w.inq {
+		c.unlink(w)
+	}
+	w.next, c.free = c.free, w
 }
 
 // getWaiter returns a waiter record owned by the caller until the wait
