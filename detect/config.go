@@ -97,6 +97,17 @@ func WithMode(m Mode) Option {
 // For a Deadlock, the goroutine that would close the cycle still panics
 // (or LockContext still returns the error) after f returns, since waiting
 // on would block it forever.
+//
+// f may panic or end its goroutine (runtime.Goexit, as t.FailNow does).
+// For a Deadlock or LockOrder report, that goes on in the goroutine that
+// was acquiring the lock, which then does not hold it: a LockOrder report
+// is made after the lock is taken, and the acquisition is undone (the lock
+// released, any waiter woken) before the panic or exit continues. A Cond
+// wait whose reacquire fails this way returns without the lock, as for a
+// deadlock (see condvar.Cond.Wait). A WaitTimeout report is delivered on
+// the watchdog's own goroutine: a panic there is recovered and printed to
+// stderr as a reporter failure, with the report, and the watchdog keeps
+// running.
 func WithReporter(f func(*Report)) Option { return func(c *config) { c.reporter = f } }
 
 // WithWaitTimeout reports, once, any goroutine blocked on one locksmith

@@ -2,10 +2,12 @@ package detect
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/locksmith-go/locksmith/internal/core"
 )
@@ -24,7 +26,18 @@ func deliver(r *Report) {
 		f(r)
 		return
 	}
-	fmt.Fprint(os.Stderr, r.String())
+	fmt.Fprint(stderr(), r.String())
+}
+
+// errOut is where reports and reporter failures are printed: os.Stderr,
+// unless a test of this package swaps it.
+var errOut atomic.Pointer[io.Writer]
+
+func stderr() io.Writer {
+	if w := errOut.Load(); w != nil {
+		return *w
+	}
+	return os.Stderr
 }
 
 // seen remembers which cycles were reported, so each is reported once.

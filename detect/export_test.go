@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"io"
 	"sync"
 	"time"
 
@@ -110,3 +111,10 @@ func WatchdogTimeout() time.Duration { return time.Duration(wd.timeout.Load()) }
 
 // ParseStacks exposes the runtime.Stack parser.
 var ParseStacks = parseStacks
+
+// SetStderr sends what the detector prints to w until the returned
+// function is called.
+func SetStderr(w io.Writer) (restore func()) {
+	errOut.Store(&w)
+	return func() { errOut.Store(nil) }
+}

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -75,9 +76,40 @@ func scan(g uint64) {
 	// Reports go out after the next scan is scheduled, so that a reporter
 	// that panics or exits its goroutine (t.FailNow) cannot stop the
 	// watchdog.
-	for _, wi := range overdue {
-		deliver(waitReport(wi, time.Duration(now-wi.Since)))
+	reports := make([]*Report, len(overdue))
+	for i, wi := range overdue {
+		reports[i] = waitReport(wi, time.Duration(now-wi.Since))
 	}
+	deliverOverdue(reports)
+}
+
+// deliverOverdue delivers wait-timeout reports on the timer's goroutine,
+// which belongs to no caller: a panic there would end the program, so a
+// reporter's panic is recovered and written to stderr as a reporter
+// failure, and the next report goes out. A reporter that ends the
+// goroutine (runtime.Goexit, as t.FailNow does) gets its way; the reports
+// after its own go out from a new goroutine.
+func deliverOverdue(rs []*Report) {
+	next := 0
+	defer func() {
+		if next < len(rs) {
+			go deliverOverdue(rs[next:])
+		}
+	}()
+	for next < len(rs) {
+		r := rs[next]
+		next++
+		deliverRecovered(r)
+	}
+}
+
+func deliverRecovered(r *Report) {
+	defer func() {
+		if v := recover(); v != nil {
+			fmt.Fprintf(stderr(), "locksmith: the wait-timeout reporter panicked: %v\n(the report it was given follows)\n%s", v, r)
+		}
+	}()
+	deliver(r)
 }
 
 func waitReport(wi core.WaitInfo, waited time.Duration) *Report {

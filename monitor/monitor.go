@@ -19,6 +19,11 @@ import (
 // condvar.ErrNotOwner, so a misused Wait matches both names.
 var ErrNotOwner = core.ErrNotOwner
 
+// ErrNilContext is matched (with errors.Is) by the panic value of
+// LockContext and WaitContext called with a nil context. It is the same
+// value as mutex.ErrNilContext and condvar.ErrNilContext.
+var ErrNilContext = core.ErrNilContext
+
 // A Monitor is a reentrant mutual exclusion lock with a hold count.
 // The zero value for a Monitor is an unlocked monitor.
 //
@@ -133,9 +138,13 @@ func (m *Monitor) TryLock() bool {
 // is already done, it fails even if m is free, as x/sync/semaphore does.
 //
 // With deadlock detection on, it returns a *detect.DeadlockError, without
-// taking m, if waiting would close a deadlock cycle.
+// taking m, if waiting would close a deadlock cycle. It panics with an
+// error matching ErrNilContext if ctx is nil, also for the owner.
 func (m *Monitor) LockContext(ctx context.Context) error {
 	g := gid.Get()
+	if ctx == nil {
+		panic(core.Misuse("monitor: LockContext with a nil context", ErrNilContext))
+	}
 	if m.l.Owner() == g {
 		m.reenter(g)
 		return nil
@@ -160,6 +169,7 @@ func (m *Monitor) Unlock() {
 	g := gid.Get()
 	if m.l.Owner() != g {
 		m.unlockFailed(g)
+		return
 	}
 	if m.holds--; m.holds > 0 {
 		if core.OrderOn() {
@@ -176,7 +186,19 @@ func (m *Monitor) Unlock() {
 //go:noinline
 func (m *Monitor) orderReleased(g int64) { core.Released(&m.l, g) }
 
-func (m *Monitor) unlockFailed(g int64) { panic(m.notOwner(g, "unlock")) }
+// unlockFailed panics for an Unlock by g, which does not hold m; or, if a
+// Cond wait of g lost its holds on m (see condvar.Cond.Wait), accounts for
+// one of them: it returns quietly when g is exiting by runtime.Goexit and
+// otherwise panics with the retake's panic value attached.
+func (m *Monitor) unlockFailed(g int64) {
+	if cause, quiet, ok := m.l.TakeLost(g); ok {
+		if quiet {
+			return
+		}
+		panic(core.LostError(fmt.Sprintf("monitor: unlock by goroutine %d of monitor its cond wait could not retake", g), cause))
+	}
+	panic(m.notOwner(g, "unlock"))
+}
 
 func (m *Monitor) notOwner(g int64, op string) error {
 	if o := m.l.Owner(); o != 0 {
@@ -237,7 +259,8 @@ func (m *Monitor) Wait() { m.implicit("wait").Wait() }
 func (m *Monitor) WaitTimeout(d time.Duration) bool { return m.implicit("wait").WaitTimeout(d) }
 
 // WaitContext is Wait until ctx is done; it returns nil if notified, else
-// ctx.Err(). See condvar.Cond.WaitContext.
+// ctx.Err(). It panics with an error matching ErrNilContext if ctx is nil.
+// See condvar.Cond.WaitContext.
 func (m *Monitor) WaitContext(ctx context.Context) error {
 	return m.implicit("wait").WaitContext(ctx)
 }
@@ -264,11 +287,28 @@ func (c condLocker) ReleaseAll() int {
 	return n
 }
 
+// Restore retakes m and sets the hold count back to n. If the retake
+// panics (deadlock detection refuses it, or a LockOrder reporter panics or
+// exits the goroutine), the caller holds nothing of m, and the n lost
+// holds are recorded for unlockFailed before the panic goes on.
 func (c condLocker) Restore(n int) {
+	g := gid.Get()
+	done := false
+	defer func() {
+		if !done {
+			cause := recover()
+			c.m.l.LoseHolds(core.KindMonitor, g, n, cause)
+			if cause != nil {
+				panic(cause)
+			}
+		}
+	}()
 	c.m.Lock()
+	done = true
 	c.m.holds = n
+	c.m.l.ForgetLost(g)
 	if n > 1 && core.OrderOn() {
-		core.Reentered(&c.m.l, gid.Get(), n-1)
+		core.Reentered(&c.m.l, g, n-1)
 	}
 }
 

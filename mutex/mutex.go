@@ -24,6 +24,11 @@ var ErrRecursiveLock = errors.New("deadlock; recursive locking")
 // condvar.ErrNotOwner.
 var ErrNotOwner = core.ErrNotOwner
 
+// ErrNilContext is matched (with errors.Is) by the panic value of
+// LockContext called with a nil context. It is the same value as
+// monitor.ErrNilContext and condvar.ErrNilContext.
+var ErrNilContext = core.ErrNilContext
+
 // A Mutex is a mutual exclusion lock that records its owner.
 // The zero value for a Mutex is an unlocked mutex.
 //
@@ -110,11 +115,15 @@ func (m *Mutex) TryLock() bool {
 // With deadlock detection on, it returns a *detect.DeadlockError, without
 // taking m, if waiting would close a deadlock cycle, so that the caller can
 // release what it holds and retry. Like Lock, it panics with an error
-// matching ErrRecursiveLock if the caller already holds m.
+// matching ErrRecursiveLock if the caller already holds m, and with one
+// matching ErrNilContext if ctx is nil.
 func (m *Mutex) LockContext(ctx context.Context) error {
 	g := gid.Get()
 	if m.l.Owner() == g {
 		panic(recursive(g)) // a broken contract, whatever the context says
+	}
+	if ctx == nil {
+		panic(core.Misuse("mutex: LockContext with a nil context", ErrNilContext))
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -140,6 +149,7 @@ func (m *Mutex) Unlock() {
 	g := gid.Get()
 	if !m.l.Release(g) {
 		m.unlockFailed(g)
+		return
 	}
 	if core.OrderOn() {
 		m.orderReleased(g)
@@ -156,7 +166,17 @@ func (m *Mutex) orderAcquired(g int64, try bool) { core.Acquired(&m.l, core.Kind
 //go:noinline
 func (m *Mutex) orderReleased(g int64) { core.Released(&m.l, g) }
 
+// unlockFailed panics for an Unlock by g, which does not hold m; or, if a
+// Cond wait of g lost its hold on m (see Cond.Wait), returns quietly when
+// g is exiting by runtime.Goexit and otherwise panics with the retake's
+// panic value attached.
 func (m *Mutex) unlockFailed(g int64) {
+	if cause, quiet, ok := m.l.TakeLost(g); ok {
+		if quiet {
+			return
+		}
+		panic(core.LostError(fmt.Sprintf("mutex: unlock by goroutine %d of mutex its cond wait could not retake", g), cause))
+	}
 	if o := m.l.Owner(); o != 0 {
 		panic(core.Misuse(fmt.Sprintf("mutex: unlock by goroutine %d of mutex held by goroutine %d", g, o), ErrNotOwner))
 	}
@@ -180,7 +200,26 @@ type condLocker struct{ m *Mutex }
 
 func (c condLocker) Owned() bool     { return c.m.Owned() }
 func (c condLocker) ReleaseAll() int { c.m.Unlock(); return 1 }
-func (c condLocker) Restore(int)     { c.m.Lock() }
+
+// Restore retakes m. If that panics (deadlock detection refuses it, or a
+// LockOrder reporter panics or exits the goroutine), the lost hold is
+// recorded for unlockFailed before the panic goes on.
+func (c condLocker) Restore(int) {
+	g := gid.Get()
+	done := false
+	defer func() {
+		if !done {
+			cause := recover()
+			c.m.l.LoseHolds(core.KindMutex, g, 1, cause)
+			if cause != nil {
+				panic(cause)
+			}
+		}
+	}()
+	c.m.Lock()
+	done = true
+	c.m.l.ForgetLost(g)
+}
 
 // noCopy may be embedded into structs which must not be copied after first
 // use; go vet's copylocks check reports copies.

@@ -135,6 +135,27 @@ func TestMutexMisuse(t *testing.T) {
 			},
 		},
 		{
+			name: "LockContext with a nil context", before: free,
+			misuse: func(m *mutex.Mutex) {
+				var ctx context.Context
+				_ = m.LockContext(ctx)
+			},
+			sentinel: mutex.ErrNilContext,
+			msg:      func(me, _ int64) []string { return []string{"mutex: ", "nil context"} },
+		},
+		{
+			// Recursive locking is the broken contract reported first.
+			name: "recursive LockContext with a nil context", before: heldByMe,
+			misuse: func(m *mutex.Mutex) {
+				var ctx context.Context
+				_ = m.LockContext(ctx)
+			},
+			sentinel: mutex.ErrRecursiveLock,
+			msg: func(me, _ int64) []string {
+				return []string{"mutex: ", "recursive locking", fmt.Sprintf("goroutine %d", me)}
+			},
+		},
+		{
 			name: "Unlock by non-owner", before: heldByMe, stranger: true,
 			misuse: (*mutex.Mutex).Unlock, sentinel: mutex.ErrNotOwner,
 			msg: func(me, holder int64) []string {
@@ -181,7 +202,7 @@ func TestMutexMisuse(t *testing.T) {
 				err, ok := v.(error)
 				require.Truef(t, ok, "panic value %#v is not an error", v)
 				assert.ErrorIs(t, err, tc.sentinel)
-				for _, other := range []error{mutex.ErrRecursiveLock, mutex.ErrNotOwner} {
+				for _, other := range []error{mutex.ErrRecursiveLock, mutex.ErrNotOwner, mutex.ErrNilContext} {
 					if other != tc.sentinel {
 						assert.NotErrorIs(t, err, other)
 					}

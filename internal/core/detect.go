@@ -58,10 +58,29 @@ var engine Engine
 // SetEngine installs e. It must be called during package initialisation.
 func SetEngine(e Engine) { engine = e }
 
-// Acquired and Released forward Order-mode bookkeeping to the engine.
-func Acquired(l *Lock, k *Kind, g int64, try bool) { engine.Acquired(l, k, g, try) }
-func Released(l *Lock, g int64)                    { engine.Released(l, g) }
-func Reentered(l *Lock, g int64, delta int)        { engine.Reentered(l, g, delta) }
+// Acquired forwards Order-mode bookkeeping for a lock g has just taken to
+// the engine, which may deliver a LockOrder report. If the engine does not
+// return (the reporter panicked, or ended the goroutine with
+// runtime.Goexit as t.FailNow does), the acquisition is undone before the
+// panic or the exit goes on: the record is dropped and the lock released,
+// waking a waiter if there is one. So a Lock, TryLock or LockContext that
+// panics never leaves its caller holding the lock, whichever path the
+// panic came from.
+func Acquired(l *Lock, k *Kind, g int64, try bool) {
+	done := false
+	defer func() {
+		if !done {
+			engine.Released(l, g)
+			l.Release(g)
+		}
+	}()
+	engine.Acquired(l, k, g, try)
+	done = true
+}
+
+// Released forwards Order-mode bookkeeping to the engine.
+func Released(l *Lock, g int64)             { engine.Released(l, g) }
+func Reentered(l *Lock, g int64, delta int) { engine.Reentered(l, g, delta) }
 
 // Meta is a lock's identity for detection. It is created the first time
 // detection needs it, and holds no pointer to the lock, so the lock can be
@@ -76,6 +95,7 @@ type Meta struct {
 	lock  weak.Pointer[Lock]
 	name  atomic.Pointer[string]
 	site  atomic.Pointer[[]uintptr]
+	lost  lostHolds // holds that Cond waits could not retake (see LoseHolds)
 }
 
 // Lock returns the lock m describes, or nil if it has been collected.

@@ -10,6 +10,11 @@ import (
 // errors.Is matches a misuse whichever package's name the caller uses.
 var ErrNotOwner = errors.New("lock not held by the calling goroutine")
 
+// ErrNilContext is the one sentinel behind mutex.ErrNilContext,
+// monitor.ErrNilContext and condvar.ErrNilContext: LockContext and
+// WaitContext called with a nil context.Context.
+var ErrNilContext = errors.New("nil context")
+
 // Error is a panic value for a broken lock contract: a message that names
 // what went wrong and the sentinels it matches with errors.Is.
 type Error struct {

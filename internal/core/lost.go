@@ -1,0 +1,128 @@
+package core
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// Lost holds: what a Cond wait leaves behind when its reacquire panics.
+//
+// A wait releases every hold its goroutine has on the lock and retakes
+// them before it returns. If the retake panics (deadlock detection refuses
+// it, or a LockOrder reporter panics or calls runtime.Goexit), Wait panics
+// without the lock, as every Lock that panics does. The caller's code was
+// written for the lock held, though: in the idiom
+//
+//	mu.Lock()
+//	defer mu.Unlock()
+//	for !ready { c.Wait() }
+//
+// the deferred Unlock then runs on a lock the goroutine does not hold. Its
+// ErrNotOwner panic would replace the wait's, so recover() would see a
+// misuse instead of the deadlock. The lock therefore remembers, per
+// goroutine, the holds such a wait lost and why; Unlock consults that
+// record only once it has found that the caller does not hold the lock (its
+// failure path), so the record costs nothing on the fast path.
+//
+// Rejected alternative: keeping the record in a global map keyed by lock.
+// The map would keep the lock alive for as long as a record is left
+// unconsumed (a goroutine that recovers and never unlocks); in the lock's
+// Meta it goes away with the lock.
+
+// lostHold is one goroutine's lost holds on one lock.
+type lostHold struct {
+	g     int64
+	n     int // holds not yet accounted for by an Unlock
+	cause any // the retake's panic value; nil for runtime.Goexit
+}
+
+// lostHolds is kept in a lock's Meta.
+type lostHolds struct {
+	n    atomic.Int32 // len(list), for a look without mu
+	mu   sync.Mutex
+	list []lostHold // guarded by mu
+}
+
+// LoseHolds records that goroutine g's Cond wait on l could not retake its
+// n holds because the retake panicked with cause (nil: the goroutine is
+// ending with runtime.Goexit). A record already there for g is replaced:
+// its holds were retaken and released since, or g recovered and went on
+// without unlocking.
+func (l *Lock) LoseHolds(k *Kind, g int64, n int, cause any) {
+	lh := &l.Meta(k).lost
+	lh.mu.Lock()
+	defer lh.mu.Unlock()
+	for i := range lh.list {
+		if lh.list[i].g == g {
+			lh.list[i] = lostHold{g, n, cause}
+			return
+		}
+	}
+	lh.list = append(lh.list, lostHold{g, n, cause})
+	lh.n.Store(int32(len(lh.list)))
+}
+
+// ForgetLost drops g's record on l, if any: g has just retaken l through a
+// Cond wait, so earlier lost holds no longer explain a failed Unlock.
+func (l *Lock) ForgetLost(g int64) {
+	m := l.PeekMeta()
+	if m == nil || m.lost.n.Load() == 0 {
+		return
+	}
+	lh := &m.lost
+	lh.mu.Lock()
+	lh.take(g, true)
+	lh.mu.Unlock()
+}
+
+// TakeLost is called by an Unlock by g that found l not held by g. If a
+// Cond wait of g lost holds on l, it accounts for one of them and reports
+// ok; then quiet says the goroutine is ending by runtime.Goexit (the
+// Unlock should return without a panic, letting the exit go on) and
+// otherwise cause is the retake's panic value, for the Unlock to panic
+// with (see LostError).
+func (l *Lock) TakeLost(g int64) (cause any, quiet, ok bool) {
+	m := l.PeekMeta()
+	if m == nil {
+		return nil, false, false
+	}
+	lh := &m.lost
+	lh.mu.Lock()
+	defer lh.mu.Unlock()
+	r, ok := lh.take(g, false)
+	return r.cause, ok && r.cause == nil, ok
+}
+
+// take finds g's record and uses up one hold of it (all of them with all).
+func (lh *lostHolds) take(g int64, all bool) (lostHold, bool) {
+	for i := range lh.list {
+		r := lh.list[i]
+		if r.g != g {
+			continue
+		}
+		if r.n--; r.n <= 0 || all {
+			lh.list[i] = lh.list[len(lh.list)-1]
+			lh.list[len(lh.list)-1] = lostHold{}
+			lh.list = lh.list[:len(lh.list)-1]
+			lh.n.Store(int32(len(lh.list)))
+		} else {
+			lh.list[i] = r
+		}
+		return r, true
+	}
+	return lostHold{}, false
+}
+
+// LostError is the panic value of an Unlock that accounts for a hold its
+// goroutine lost in a Cond wait: msg and the retake's panic value,
+// matching ErrNotOwner and, if that value is an error, the error too (so
+// errors.Is finds detect.ErrDeadlock and errors.As the
+// *detect.DeadlockError).
+func LostError(msg string, cause any) error {
+	msg = fmt.Sprintf("%s: %v", msg, cause)
+	if err, ok := cause.(error); ok {
+		return Misuse(msg, ErrNotOwner, err)
+	}
+	return Misuse(msg, ErrNotOwner)
+}
