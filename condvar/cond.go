@@ -2,26 +2,52 @@ package condvar
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/gid"
 )
 
 // ErrNotOwner is matched (with errors.Is) by the panic value of Wait,
-// Signal and Broadcast called without holding the Cond's owner-aware lock.
-// It is the same value as mutex.ErrNotOwner and monitor.ErrNotOwner.
+// WaitTimeout, WaitContext, WaitWhile and WaitUntil called without holding
+// the Cond's owner-aware lock. It is the same value as mutex.ErrNotOwner and
+// monitor.ErrNotOwner.
 var ErrNotOwner = core.ErrNotOwner
 
+// ErrNilLocker is matched by the panic value of New(nil), and of any
+// method of a Cond whose L is nil at its first use.
+var ErrNilLocker = errors.New("nil Locker")
+
+// ErrCopied is matched by the panic value of any method of a Cond copied
+// after its first use.
+var ErrCopied = errors.New("Cond copied after first use")
+
+// ErrLockerChanged is matched by the panic value of any method of a Cond
+// whose L was changed after its first use.
+var ErrLockerChanged = errors.New("Cond's L changed after first use")
+
+// ErrNilContext is matched by the panic value of WaitContext called with a
+// nil context. It is the same value as mutex.ErrNilContext and
+// monitor.ErrNilContext.
+var ErrNilContext = core.ErrNilContext
+
 // Cond is a condition variable: a rendezvous point for goroutines waiting
-// for, or announcing, a change to state guarded by its lock.
+// for, or announcing, a change to state guarded by its lock L.
 //
-// A Cond must be created with New, and must not be copied after first use
-// (go vet reports copies; a copied Cond panics when used).
+// A Cond is made by New, or as a struct whose L is set before first use,
+// as with sync.Cond: &condvar.Cond{L: l} behaves as condvar.New(l), and so
+// does a zero Cond whose L is set before its first use (as x/net's http2
+// pipe sets a sync.Cond's L on first use). The first use binds the Cond to
+// the L it finds; a later change of L is a run-time error (the next call
+// panics with ErrLockerChanged, and the Cond stays bound to the first
+// lock). A Cond must not be copied after first use (go vet reports copies;
+// a copied Cond panics with ErrCopied when used).
 //
 // In the terminology of the Go memory model, a call to Signal or Broadcast
 // “synchronizes before” any Wait call that it unblocks returns.
@@ -34,44 +60,59 @@ var ErrNotOwner = core.ErrNotOwner
 // which may still be finishing as the wait returns; it only finds the wait
 // decided and exits.)
 type Cond struct {
-	_    noCopy
-	self *Cond // New sets it; a copy or a zero Cond fails the check
+	_ noCopy
 
-	l  sync.Locker
-	cl core.CondLocker // nil when l cannot tell its owner
+	// L is held while observing or changing the condition, and by every
+	// Wait. Set it before first use, or use New.
+	L sync.Locker
 
-	// The wait queue and the free list are guarded by the Cond's guard:
-	// for an owner-aware lock, the lock itself, which every Wait, Signal
-	// and Broadcast holds (checkOwner enforces it), so they take no other
-	// lock; for a plain sync.Locker, which Signal may be called without,
-	// mu.
+	b atomic.Pointer[binding] // set once, by the first use
+
+	// The wait queue and the free list are guarded by mu, the Cond's own
+	// mutex, also for an owner-aware L: Signal and Broadcast may be called
+	// without holding L, so L cannot guard the queue.
+	//
+	// Rejected alternatives:
+	//   - Guarding the queue by L when the caller holds an owner-aware L,
+	//     and by mu only when it does not: the two guards do not exclude
+	//     each other, so a Signal without L could unlink a waiter while a
+	//     Wait holding L pushes one. Making them exclude each other needs
+	//     an atomic read-modify-write on each side, which costs what taking
+	//     mu costs.
+	//   - Taking L inside a Signal made without it: sync.Cond's Signal
+	//     never blocks on L, and code relies on that (a goroutine may
+	//     Signal while another holds L and waits for it).
 	mu   sync.Mutex
 	head *waiter
 	tail *waiter
 	free *waiter // waiters to reuse, linked by next
 
-	// n counts waiters queued whose wait is not yet decided. It changes
-	// with the decision (under the guard for a Signal, without it for a
-	// timeout), and Waiters reads it without the guard.
-	n atomic.Int64
-
-	// For a plain sync.Locker, spare holds waiters to reuse without taking
-	// mu: bit i of busy is set while spare[i] is in use, and the goroutine
-	// that set it owns the slot (and creates its waiter on first use). A
-	// ping-pong needs two (one side starts its next wait before the other
-	// has returned from its last); with more than four concurrent waiters
-	// the rest fall back to free. (An owner-aware Cond needs none: its free list is guarded by
-	// the lock the waiter holds when it starts and ends a wait.)
+	// spare holds waiters to reuse without taking mu: bit i of busy is set
+	// while spare[i] is in use, and the goroutine that set it owns the slot
+	// (and creates its waiter on first use). A ping-pong needs two (one
+	// side starts its next wait before the other has returned from its
+	// last); with more than four concurrent waiters the rest fall back to
+	// free.
 	busy  atomic.Uint32
 	spare [4]*waiter
 }
 
+// binding is what a Cond's first use learns about its L. It never changes
+// afterwards; self is the Cond it was made for, so a copy (which copies
+// the pointer) is told apart.
+type binding struct {
+	self *Cond
+	l    sync.Locker
+	cl   core.CondLocker // nil when l cannot tell its owner
+}
+
 // A wait's decision, in the low bits of waiter.st.
 const (
-	stWoken uint64 = 1 // by Signal or Broadcast
-	stGone  uint64 = 2 // by its own timeout or cancellation
-	stMask  uint64 = 3
-	stShift        = 2 // st is gen<<stShift | decision
+	stSignal uint64 = 1 // woken by Signal
+	stGone   uint64 = 2 // by its own timeout or cancellation, or by a panic in its set-up
+	stAll    uint64 = 3 // woken by Broadcast
+	stMask   uint64 = 3
+	stShift         = 2 // st is gen<<stShift | decision
 )
 
 // waiter is one goroutine's wait. It parks on its own sync.Cond, so that
@@ -90,9 +131,13 @@ const (
 // and goes on to the next, so no signal is lost; a stale callback from an
 // earlier use of the record fails it, because st only grows. The winner
 // then notifies park: the waiter is woken exactly once per wait. A waiter
-// that timed out unlinks itself from the queue once it holds the guard
-// again (Java's AbstractQueuedSynchronizer does the same), so a timeout
-// takes no lock.
+// that timed out unlinks itself from the queue when it wakes (Java's
+// AbstractQueuedSynchronizer does the same), so a timeout takes no lock.
+//
+// Signal and Broadcast decide differently, so that only a Signal's wakeup
+// is passed on when the waiter it chose cannot use it (its set-up
+// panicked, or retaking the lock panicked): Broadcast woke everyone, and a
+// waiter that queued since must not be woken for it.
 //
 // Rejected alternatives:
 //   - A channel per waiter. A channel must be made per wait (one made inside
@@ -113,7 +158,7 @@ type waiter struct {
 	slot int       // index in c.spare, or -1
 	park sync.Cond // park.L is the waiter: see Lock and Unlock
 
-	// Guarded by the Cond's guard.
+	// Guarded by c.mu.
 	prev   *waiter
 	next   *waiter
 	inq    bool
@@ -137,25 +182,31 @@ func (w *waiter) Lock() {}
 // parks: it queues the waiter and releases the user's lock.
 func (w *waiter) Unlock() { w.c.publish(w) }
 
-// New returns a Cond bound to l.
+// New returns a Cond bound to l, as &Cond{L: l} is.
 //
 // If l is a *mutex.Mutex, a *monitor.Monitor, or any sync.Locker with an
-// `Owned() bool` method, the Cond is owner-aware: Wait, Signal and
-// Broadcast panic with ErrNotOwner unless the caller holds l. Otherwise it
-// behaves like sync.Cond: Wait requires l held (l.Unlock decides what
-// happens if not), Signal and Broadcast may be called without it.
+// `Owned() bool` method, the Cond is owner-aware: the waits panic with
+// ErrNotOwner unless the caller holds l. Otherwise Wait requires l held as
+// sync.Cond's does (l.Unlock decides what happens if not). Either way,
+// Signal and Broadcast may be called with or without l held, as with
+// sync.Cond. New(nil) panics with an error matching ErrNilLocker.
 func New(l sync.Locker) *Cond {
 	if l == nil {
-		panic("condvar: New with a nil Locker")
+		panic(core.Misuse("condvar: New with a nil Locker", ErrNilLocker))
 	}
-	c := &Cond{l: l}
-	c.self = c
-	if a, ok := core.Adapt(l); ok {
-		c.cl = a.Cond
-	} else if o, ok := l.(interface{ Owned() bool }); ok {
-		c.cl = ownerLocker{l, o}
-	}
+	c := &Cond{L: l}
+	c.b.Store(c.newBinding(l))
 	return c
+}
+
+func (c *Cond) newBinding(l sync.Locker) *binding {
+	b := &binding{self: c, l: l}
+	if a, ok := core.Adapt(l); ok {
+		b.cl = a.Cond
+	} else if o, ok := l.(interface{ Owned() bool }); ok {
+		b.cl = ownerLocker{l, o}
+	}
+	return b
 }
 
 // ownerLocker adapts a user's owner-aware sync.Locker.
@@ -168,23 +219,52 @@ func (u ownerLocker) Owned() bool     { return u.o.Owned() }
 func (u ownerLocker) ReleaseAll() int { u.Unlock(); return 1 }
 func (u ownerLocker) Restore(int)     { u.Lock() }
 
-// Locker returns the lock c was created with.
-func (c *Cond) Locker() sync.Locker { c.check(); return c.l }
+// Locker returns the lock c is bound to.
+func (c *Cond) Locker() sync.Locker { return c.bind().l }
 
-func (c *Cond) check() {
-	if c.self != c {
-		if c.self == nil {
-			panic("condvar: Cond used without New")
-		}
-		panic("condvar: Cond copied after first use")
+// bind returns c's binding, binding c to L on first use, and checks that c
+// is not a copy and that L has not changed. It is one atomic load and two
+// comparisons once bound. Binding is race-free: concurrent first uses
+// build a binding each, and one CompareAndSwap picks the one all use.
+func (c *Cond) bind() *binding {
+	b := c.b.Load()
+	if b == nil {
+		b = c.bindSlow()
 	}
+	if b.self != c {
+		panic(core.Misuse("condvar: Cond copied after first use", ErrCopied))
+	}
+	if !sameLocker(c.L, b.l) {
+		panic(core.Misuse(fmt.Sprintf("condvar: L changed after first use (bound to %T, L is now %T)", b.l, c.L), ErrLockerChanged))
+	}
+	return b
 }
 
-func (c *Cond) checkOwner(op string) {
-	c.check()
-	if c.cl != nil && !c.cl.Owned() {
+func (c *Cond) bindSlow() *binding {
+	l := c.L
+	if l == nil {
+		panic(core.Misuse("condvar: Cond used with a nil L (set L before first use, or use New)", ErrNilLocker))
+	}
+	c.b.CompareAndSwap(nil, c.newBinding(l)) // a failure means another first use won
+	return c.b.Load()
+}
+
+// sameLocker reports whether a and b are the same interface value, word
+// for word: the same dynamic type and the same pointer (for a pointer,
+// the usual case, that is the same lock). An interface comparison would
+// do the same for pointers, but panics for a Locker of a non-comparable
+// type.
+func sameLocker(a, b sync.Locker) bool {
+	type words struct{ typ, data unsafe.Pointer }
+	return *(*words)(unsafe.Pointer(&a)) == *(*words)(unsafe.Pointer(&b))
+}
+
+func (c *Cond) checkOwner(op string) *binding {
+	b := c.bind()
+	if b.cl != nil && !b.cl.Owned() {
 		panic(core.Misuse(fmt.Sprintf("condvar: %s without holding the lock (goroutine %d)", op, gid.Get()), ErrNotOwner))
 	}
+	return b
 }
 
 // Wait atomically unlocks c's lock and suspends the calling goroutine until
@@ -195,12 +275,28 @@ func (c *Cond) checkOwner(op string) {
 // As with sync.Cond, the caller should wait in a loop on its condition
 // (or use WaitWhile or WaitUntil).
 //
-// With deadlock detection on, if retaking the lock would close a deadlock
-// cycle, Wait panics with a *detect.DeadlockError and does not hold the
-// lock.
+// If retaking the lock panics (with deadlock detection on, a retake that
+// would close a deadlock cycle panics with a *detect.DeadlockError; in
+// Order mode a LockOrder reporter may panic or exit the goroutine), Wait
+// does not return and the caller holds nothing of the lock: no hold of a
+// Monitor, whatever the count before. The holds it lost are remembered for
+// the Unlocks the caller has deferred (one per hold, for a mutex.Mutex or
+// monitor.Monitor): each panics with an error that matches ErrNotOwner and
+// the retake's panic value, so that in
+//
+//	mu.Lock()
+//	defer mu.Unlock()
+//	for !ready {
+//		c.Wait()
+//	}
+//
+// recover() sees an error matching detect.ErrDeadlock (errors.As finds the
+// *detect.DeadlockError), not a bare misuse, and a retry loop keyed on it
+// works. If the goroutine is exiting by runtime.Goexit, those Unlocks
+// return quietly instead. A Signal that had chosen this waiter is passed
+// on to the next one.
 func (c *Cond) Wait() {
-	c.checkOwner("wait")
-	c.wait(0, nil)
+	c.wait(c.checkOwner("wait"), 0, nil)
 }
 
 // WaitTimeout is Wait with a time limit. It reports whether it was woken by
@@ -208,23 +304,27 @@ func (c *Cond) Wait() {
 // way the lock is held again, with its hold count restored, when it returns.
 // A d <= 0 returns false at once without releasing the lock.
 func (c *Cond) WaitTimeout(d time.Duration) bool {
-	c.checkOwner("wait")
+	b := c.checkOwner("wait")
 	if d <= 0 {
 		return false
 	}
-	return c.wait(d, nil)
+	return c.wait(b, d, nil)
 }
 
 // WaitContext is Wait until ctx is done. It returns nil if woken by Signal
 // or Broadcast, or ctx.Err() if ctx was done first; either way the lock is
 // held again, with its hold count restored, when it returns. If ctx is
 // already done, it returns ctx.Err() at once without releasing the lock.
+// A nil ctx panics with an error matching ErrNilContext.
 func (c *Cond) WaitContext(ctx context.Context) error {
-	c.checkOwner("wait")
+	b := c.checkOwner("wait")
+	if ctx == nil {
+		panic(core.Misuse("condvar: WaitContext with a nil context", ErrNilContext))
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if c.wait(0, ctx) {
+	if c.wait(b, 0, ctx) {
 		return nil
 	}
 	return ctx.Err()
@@ -257,27 +357,21 @@ func (c *Cond) WaitUntil(pred func() bool) {
 // ends: a Signal never chooses a waiter that has already timed out (it
 // goes to the next one), and a waiter that a Signal chose returns true even
 // if its time is up by the time it runs. No signal is lost.
-func (c *Cond) wait(d time.Duration, ctx context.Context) bool {
+func (c *Cond) wait(b *binding, d time.Duration, ctx context.Context) bool {
 	w := c.getWaiter()
 	w.d, w.ctx = d, ctx
 	// Takes a ticket, calls w.Unlock (publish) and parks until the one
 	// notification for this wait.
 	w.park.Wait()
-	woken := w.st.Load()&stMask == stWoken
+	decision := w.st.Load() & stMask
 	holds, stop := w.holds, w.stop
 	w.ctx, w.stop = nil, nil
 	if stop != nil {
 		stop()
 	}
-	if c.cl != nil {
-		// If restore panics (deadlock detection refused the retake), a
-		// timed-out record stays queued, decided, until the next Signal or
-		// Broadcast skips and unlinks it; it is never reused.
-		c.restore(holds)
-		c.retire(w) // the guard is held again
-		return woken
-	}
-	if !woken {
+	if decision == stGone {
+		// Timed out or cancelled: possibly still queued (a Signal that
+		// came by since would have skipped and unlinked it).
 		c.mu.Lock()
 		if w.inq {
 			c.unlink(w)
@@ -285,24 +379,39 @@ func (c *Cond) wait(d time.Duration, ctx context.Context) bool {
 		c.mu.Unlock()
 	}
 	c.putSpare(w)
-	c.restore(holds)
-	return woken
+	if decision == stSignal {
+		c.restoreSignalled(b, holds)
+	} else {
+		c.restore(b, holds)
+	}
+	return decision != stGone
+}
+
+// restoreSignalled retakes the lock for a wait that a Signal ended. If the
+// retake panics (deadlock detection refused it, a reporter or the user's
+// Lock panicked) or ends the goroutine, the waiter never gets to act on
+// the signal, so it is passed on to the next waiter before the panic goes
+// on.
+func (c *Cond) restoreSignalled(b *binding, holds int) {
+	done := false
+	defer func() {
+		if !done {
+			c.signal()
+		}
+	}()
+	c.restore(b, holds)
+	done = true
 }
 
 // publish queues w and releases the user's lock; it runs inside
 // w.park.Wait, after the ticket is taken and before the park. A Signal
-// after the release finds the waiter queued.
+// after the queueing finds the waiter.
 func (c *Cond) publish(w *waiter) {
-	if c.cl == nil {
-		c.mu.Lock()
-	}
+	c.mu.Lock()
 	w.gen++
 	w.expect = w.st.Load()
 	c.push(w)
-	c.n.Add(1)
-	if c.cl == nil {
-		c.mu.Unlock()
-	}
+	c.mu.Unlock()
 	expect, gen := w.expect, w.gen
 	released := false
 	defer func() {
@@ -320,76 +429,37 @@ func (c *Cond) publish(w *waiter) {
 	case w.ctx != nil:
 		w.stop = context.AfterFunc(w.ctx, func() { c.expire(w, expect, gen) })
 	}
-	w.holds = c.release()
+	w.holds = c.release(c.b.Load())
 	released = true
 }
 
 // abandon ends a wait whose set-up panicked after the waiter was queued:
 // the lock's Unlock (a user's Locker may panic, before or after releasing
 // the lock) or the context's Done. The panic leaves Wait, so the wait is
-// decided as gone, or, if a Signal has already chosen this waiter (possible
-// once the lock was released), the signal is passed to the next waiter, so
-// that it is not lost with this one.
+// decided as gone; if a Signal has already chosen this waiter (possible
+// once the lock was released, or at any time for a Signal made without
+// the lock), the signal is passed to the next waiter, so that it is not
+// lost with this one. A wait that its own timeout or cancellation, or a
+// Broadcast, already decided passes nothing on: nobody signalled it.
 func (c *Cond) abandon(w *waiter, expect, gen uint64) {
 	if w.stop != nil {
 		w.stop()
 	}
 	w.ctx, w.stop = nil, nil
-	passOn := !c.decide(w, expect, gen, stGone)
-	switch {
-	case c.cl == nil:
-		c.mu.Lock()
-		if passOn {
-			c.signalQueued()
-		}
-		if w.inq {
-			c.unlink(w)
-		}
-		c.mu.Unlock()
-		c.putSpare(w)
-	case c.cl.Owned():
-		// The lock was not released: it guards the queue.
-		if passOn {
-			c.signalQueued()
-		}
-		c.retire(w)
-	case passOn:
-		// The lock was released, then its Unlock panicked, and a Signal
-		// chose this waiter meanwhile: take the lock to pass the signal
-		// on (its Unlock may panic again; the signal is passed by then).
-		c.l.Lock()
-		defer c.l.Unlock()
+	c.mu.Lock()
+	if !c.decide(w, expect, gen, stGone) && w.st.Load()&stMask == stSignal {
 		c.signalQueued()
-		c.retire(w)
-	default:
-		// Released, decided here, but the queue cannot be touched without
-		// the lock: the record stays queued until a Signal or Broadcast
-		// skips and unlinks it, and is not reused.
 	}
-}
-
-// retire takes w out of the queue if it is still there (its wait timed
-// out or was cancelled and no Signal has skipped it yet) and puts it on the
-// free list of an owner-aware Cond. The caller holds the lock.
-func (c *Cond) retire(w *waiter) {
 	if w.inq {
 		c.unlink(w)
 	}
-	w.next, c.free = c.free, w
+	c.mu.Unlock()
+	c.putSpare(w)
 }
 
 // getWaiter returns a waiter record owned by the caller until the wait
-// ends. The caller holds l.
+// ends.
 func (c *Cond) getWaiter() *waiter {
-	if c.cl != nil {
-		// l is the guard.
-		w := c.free
-		if w != nil {
-			c.free, w.next = w.next, nil
-			return w
-		}
-		return c.newWaiter(-1)
-	}
 	const all = 1<<len(c.spare) - 1
 	for {
 		b := c.busy.Load()
@@ -424,7 +494,8 @@ func (c *Cond) newWaiter(slot int) *waiter {
 	return w
 }
 
-// putSpare returns the waiter record of a Cond on a plain sync.Locker.
+// putSpare returns a waiter record whose wait is over and which is out of
+// the queue.
 func (c *Cond) putSpare(w *waiter) {
 	if w.slot >= 0 {
 		c.busy.And(^uint32(1 << w.slot))
@@ -441,7 +512,6 @@ func (c *Cond) decide(w *waiter, expect, gen, d uint64) bool {
 	if !w.st.CompareAndSwap(expect, gen<<stShift|d) {
 		return false
 	}
-	c.n.Add(-1)
 	w.park.Broadcast()
 	return true
 }
@@ -453,59 +523,57 @@ func (c *Cond) expire(w *waiter, expect, gen uint64) {
 	c.decide(w, expect, gen, stGone)
 }
 
-func (c *Cond) release() int {
-	if c.cl != nil {
-		return c.cl.ReleaseAll()
+func (c *Cond) release(b *binding) int {
+	if b.cl != nil {
+		return b.cl.ReleaseAll()
 	}
-	c.l.Unlock()
+	b.l.Unlock()
 	return 1
 }
 
-func (c *Cond) restore(n int) {
-	if c.cl != nil {
-		c.cl.Restore(n)
+func (c *Cond) restore(b *binding, n int) {
+	if b.cl != nil {
+		b.cl.Restore(n)
 		return
 	}
-	c.l.Lock()
+	b.l.Lock()
 }
 
-// Signal wakes the goroutine that has waited longest, if any.
-// On an owner-aware lock, it panics with ErrNotOwner unless the caller
-// holds the lock.
+// Signal wakes the goroutine that has waited longest, if any. As with
+// sync.Cond, the caller may hold c's lock but need not: a waiter is
+// queued before it releases the lock, so a Signal made after a change to
+// the condition under the lock reaches every goroutine that waited
+// without seeing the change. (monitor.Monitor's Notify, like Java's,
+// requires the monitor held.)
 func (c *Cond) Signal() {
-	c.checkOwner("signal")
+	c.bind()
 	c.signal()
 }
 
-// Broadcast wakes all goroutines waiting on c.
-// On an owner-aware lock, it panics with ErrNotOwner unless the caller
-// holds the lock.
+// Broadcast wakes all goroutines waiting on c. Like Signal, it may be
+// called with or without c's lock held.
 func (c *Cond) Broadcast() {
-	c.checkOwner("broadcast")
-	if c.cl == nil {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-	}
+	c.bind()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for w := c.head; w != nil; w = c.head {
 		c.unlink(w)
-		c.decide(w, w.expect, w.gen, stWoken)
+		c.decide(w, w.expect, w.gen, stAll)
 	}
 }
 
 func (c *Cond) signal() {
-	if c.cl == nil {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.signalQueued()
 }
 
 // signalQueued wakes the first queued waiter whose wait is not yet decided.
-// The caller holds the guard.
+// The caller holds mu.
 func (c *Cond) signalQueued() {
 	for w := c.head; w != nil; w = c.head {
 		c.unlink(w)
-		if c.decide(w, w.expect, w.gen, stWoken) {
+		if c.decide(w, w.expect, w.gen, stSignal) {
 			return
 		}
 		// It timed out or was cancelled: the signal goes to the next.
@@ -515,25 +583,15 @@ func (c *Cond) signalQueued() {
 // Waiters returns the number of goroutines waiting on c and not yet
 // signalled (Java's getWaitQueueLength). A signalled, timed-out or
 // cancelled goroutine that has not yet retaken the lock no longer counts.
-//
-// Called by a goroutine that holds c's owner-aware lock, or on a Cond
-// bound to a plain sync.Locker, the count is exact at the moment of the
-// call: it counts the queued waiters whose wait is not yet decided. Called
-// without holding an owner-aware lock (Java does not allow that) it reads
-// a counter kept beside the queue, which can lag a concurrent timeout or
-// cancellation by a moment. Either way the value may be out of date by the
-// time it is used: use it for monitoring and tests.
+// The count is exact at the moment of the call, with or without the lock
+// held, but may be out of date by the time it is used: use it for
+// monitoring and tests.
 func (c *Cond) Waiters() int {
-	c.check()
-	switch {
-	case c.cl == nil:
-		c.mu.Lock()
-		defer c.mu.Unlock()
-	case !c.cl.Owned():
-		return int(c.n.Load())
-	}
-	// The guard is held: the queue is stable, and a wait is decided by the
-	// CompareAndSwap on st, so this count and the decisions agree.
+	c.bind()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// A wait is decided by the CompareAndSwap on st: a queued waiter
+	// whose st is still what it was when it queued is waiting.
 	n := 0
 	for w := c.head; w != nil; w = w.next {
 		if w.st.Load() == w.expect {

@@ -2,15 +2,20 @@
 // cancellation and predicate waits, for any sync.Locker and in particular
 // for locksmith's owner-aware locks.
 //
+// Cond is a drop-in for sync.Cond: it has the same exported L field, so
+// &condvar.Cond{L: l}, or a zero Cond whose L is set before first use,
+// works as condvar.New(l) does; Signal and Broadcast may be called with or
+// without the lock held, as sync.Cond's may.
+//
 // A Cond bound to a monitor.Monitor releases the monitor completely while
 // it waits, whatever the hold count, and restores exactly that count before
 // Wait returns, as Java's Condition.await and Ruby's MonitorMixin do. A Cond
 // bound to an owner-aware lock (mutex.Mutex, monitor.Monitor, or any
 // sync.Locker with an Owned() bool method) checks that the caller holds it
-// on every Wait, Signal and Broadcast and panics with ErrNotOwner if not;
-// bound to a plain sync.Locker such as *sync.Mutex, which cannot tell its
-// owner, Signal and Broadcast work with or without the lock, as with
-// sync.Cond.
+// on every wait and panics with ErrNotOwner if not; bound to a plain
+// sync.Locker such as *sync.Mutex, which cannot tell its owner, Wait
+// requires the lock as sync.Cond's does. (monitor.Monitor's own Notify and
+// NotifyAll require the monitor held, as Java's notify does.)
 //
 // Waiters are signalled in FIFO order, and no signal is lost. A Signal, a
 // waiter's timeout and a waiter's cancellation each try to decide how that
@@ -19,12 +24,18 @@
 // has already decided its wait (the signal goes to the next waiter, as Java
 // requires; Python's Condition can drop it), and a waiter that a Signal
 // chose reports that it was signalled (WaitTimeout returns true,
-// WaitContext nil) even if its time ran out while it was being woken.
+// WaitContext nil) even if its time ran out while it was being woken. A
+// waiter that a Signal chose but that cannot return normally (the lock's
+// Unlock panicked as it began to wait, or retaking the lock panicked, for
+// instance because deadlock detection refused it) passes the signal on to
+// the next waiter; a waiter that nobody signalled passes nothing on.
 //
-// On an owner-aware lock the wait queue is guarded by the lock itself,
-// which every Wait, Signal and Broadcast holds, so a wait and a signal take
-// no other lock; on a plain sync.Locker, a small internal mutex guards it.
-// Each waiter parks on its own sync.Cond (reused, so a Wait without a time
-// limit allocates nothing in the steady state), which a testing/synctest
-// bubble counts as durably blocked.
+// Every broken contract panics with an error matching a sentinel:
+// ErrNotOwner, ErrNilLocker, ErrCopied, ErrLockerChanged, ErrNilContext.
+//
+// The wait queue is guarded by a small mutex of the Cond's own, which a
+// wait takes once to queue and a Signal once to dequeue, since Signal may
+// be called without the user's lock. Each waiter parks on its own sync.Cond
+// (reused, so a Wait without a time limit allocates nothing in the steady
+// state), which a testing/synctest bubble counts as durably blocked.
 package condvar

@@ -106,14 +106,37 @@ func ExampleCond_WaitUntil() {
 	// Output: 3
 }
 
-// Without the lock, an owner-aware Cond panics with ErrNotOwner.
+// A Cond can be declared as a struct with its lock in L, as a sync.Cond
+// is. Signal may be called with or without the lock held; Wait on an
+// owner-aware lock without holding it panics with ErrNotOwner.
 func ExampleCond_Signal() {
-	var mu mutex.Mutex
-	c := condvar.New(&mu)
+	var (
+		mu    mutex.Mutex
+		c     = &condvar.Cond{L: &mu}
+		ready bool // guarded by mu
+	)
+	done := make(chan struct{})
+	go func() {
+		mu.Lock()
+		for !ready {
+			c.Wait()
+		}
+		mu.Unlock()
+		close(done)
+	}()
+	mu.Lock()
+	ready = true
+	mu.Unlock()
+	c.Signal() // after the Unlock, as sync.Cond allows
+	<-done
+	fmt.Println("woken")
+
 	defer func() {
 		err := recover().(error)
 		fmt.Println(errors.Is(err, condvar.ErrNotOwner))
 	}()
-	c.Signal()
-	// Output: true
+	c.Wait() // without the lock
+	// Output:
+	// woken
+	// true
 }
