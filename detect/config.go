@@ -3,6 +3,8 @@ package detect
 import (
 	"fmt"
 	"os"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,8 +16,12 @@ import (
 type Mode int32
 
 const (
-	// Off does no bookkeeping at all. Owner checks (recursive locking,
-	// unlock by a non-owner) still hold: they are part of the locks.
+	// Off does no checks and no reports, and no bookkeeping on the
+	// uncontended path. A goroutine about to park still registers as
+	// blocked (a sharded map write on each side of the park), so that a
+	// switch to Cycles or Order sees the goroutines already parked. Owner
+	// checks (recursive locking, unlock by a non-owner) still hold: they
+	// are part of the locks.
 	Off Mode = Mode(core.ModeOff)
 	// Cycles, the default, checks the wait-for graph each time a goroutine
 	// is about to park on a Mutex or Monitor, and reports a deadlock the
@@ -125,7 +131,18 @@ func WithWaitTimeout(d time.Duration) Option {
 var (
 	cfg   atomic.Pointer[config]
 	cfgMu sync.Mutex // serialises Configure and restore
+
+	// The configuration in force is base with the options of every
+	// Configure call not yet restored applied over it, oldest first.
+	base   *config  // guarded by cfgMu: start-up, plus folded layers
+	layers []*layer // guarded by cfgMu
 )
+
+// layer is one Configure call's options, in force until its restore.
+type layer struct {
+	opts     []Option
+	orphaned bool // its restore function can no longer be called
+}
 
 func current() *config { return cfg.Load() }
 
@@ -134,30 +151,95 @@ func CurrentMode() Mode { return current().mode }
 
 // Configure changes the detector's configuration: it starts from the
 // configuration in force and changes only what opts name. It returns a
-// function that puts back the configuration that was in force before the
-// call (calling it more than once does nothing more), which suits tests:
+// function that undoes exactly this call's changes (calling it more than
+// once does nothing more), which suits tests:
 //
 //	defer detect.Configure(detect.WithMode(detect.Order))()
+//
+// Calls restored in the reverse order of their Configure calls, as defers
+// and t.Cleanup run them, put back the configuration in force before each
+// call. Calls that overlap (parallel tests) are layered: the configuration
+// in force is always the start-up configuration with the options of every
+// Configure call not yet restored applied over it, in the order of the
+// calls. Restoring one call removes its options and keeps the others', so
+// that a restore never puts back a configuration another call is still
+// relying on, and once every call is restored the start-up configuration
+// is back.
+//
+// A restore function that is dropped (the usual case for a program that
+// configures the detector once at start-up) keeps its call's options in
+// force for good; once the garbage collector finds it unreachable, the
+// call is merged into the start-up configuration, so that repeated calls
+// do not accumulate.
 //
 // Configure is safe to call concurrently with locking: the configuration
 // is an immutable value swapped atomically, and locks read only the mode.
 func Configure(opts ...Option) (restore func()) {
+	ly := &layer{opts: opts}
 	cfgMu.Lock()
-	prev := current()
-	next := *prev
-	for _, o := range opts {
-		o(&next)
+	layers = append(layers, ly)
+	recompute()
+	cfgMu.Unlock()
+	h := &restorer{ly: ly}
+	runtime.AddCleanup(h, orphan, ly)
+	return h.restore
+}
+
+// restorer is what a restore function holds; the cleanup on it tells when
+// the function is gone.
+type restorer struct {
+	once sync.Once
+	ly   *layer
+}
+
+func (h *restorer) restore() {
+	h.once.Do(func() {
+		cfgMu.Lock()
+		defer cfgMu.Unlock()
+		if i := slices.Index(layers, h.ly); i >= 0 {
+			layers = slices.Delete(layers, i, i+1)
+			fold()
+			recompute()
+		}
+	})
+}
+
+// orphan marks ly as one that can no longer be restored.
+func orphan(ly *layer) {
+	cfgMu.Lock()
+	defer cfgMu.Unlock()
+	ly.orphaned = true
+	fold()
+}
+
+// fold merges the oldest layers that can no longer be restored into base,
+// up to the oldest one that still can: merging a later one would move it
+// under an older layer it was applied over. The configuration in force
+// does not change. cfgMu is held.
+func fold() {
+	n := 0
+	for n < len(layers) && layers[n].orphaned {
+		next := *base
+		for _, o := range layers[n].opts {
+			o(&next)
+		}
+		base = &next
+		n++
+	}
+	if n > 0 {
+		layers = slices.Delete(layers, 0, n)
+	}
+}
+
+// recompute installs base with every layer applied; cfgMu is held.
+func recompute() {
+	next := *base
+	for _, ly := range layers {
+		for _, o := range ly.opts {
+			o(&next)
+		}
 	}
 	install(&next)
-	cfgMu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			cfgMu.Lock()
-			install(prev)
-			cfgMu.Unlock()
-		})
-	}
 }
 
 // install publishes c; cfgMu is held.
@@ -181,6 +263,7 @@ func init() {
 		}
 	}
 	cfgMu.Lock()
+	base = c
 	install(c)
 	cfgMu.Unlock()
 	core.SetEngine(engine{})

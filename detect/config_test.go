@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -81,6 +82,59 @@ func TestConfigure(t *testing.T) {
 	r4()
 	assert.Equal(t, detect.Off, detect.CurrentMode())
 	r9()
+}
+
+// TestConfigureOverlappingRestores: restores made out of order (parallel
+// tests) undo only their own call's changes, and never leave a stale
+// configuration installed: once every call is restored, the configuration
+// is what it was before the first.
+func TestConfigureOverlappingRestores(t *testing.T) {
+	base := detect.CurrentConfig()
+	nop := func(*detect.Report) {}
+
+	r1 := detect.Configure(detect.WithMode(detect.Order))
+	r2 := detect.Configure(detect.WithMode(detect.Off), detect.WithReporter(nop))
+	r1() // out of order: r2's mode and reporter stay
+	assert.Equal(t, detect.Config{Mode: detect.Off, HasReporter: true}, detect.CurrentConfig())
+	r3 := detect.Configure(detect.WithWaitTimeout(time.Hour))
+	r2() // r3's timeout stays; r2's changes go, and so does r1's
+	assert.Equal(t, detect.Config{Mode: base.Mode, HasReporter: base.HasReporter, WaitTimeout: time.Hour}, detect.CurrentConfig())
+	r3()
+	assert.Equal(t, base, detect.CurrentConfig(), "a stale configuration left installed")
+
+	// The same with the calls interleaved from goroutines, as parallel
+	// tests make them: whatever the order, every restore done means the
+	// base configuration.
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			m := []detect.Mode{detect.Off, detect.Cycles, detect.Order}[i%3]
+			restore := detect.Configure(detect.WithMode(m), detect.WithWaitTimeout(time.Duration(i+1)*time.Hour))
+			defer restore()
+			inner := detect.Configure(detect.WithReporter(nop))
+			inner()
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, base, detect.CurrentConfig())
+}
+
+// TestConfigureDroppedRestoreFolds: a Configure whose restore function is
+// dropped keeps its options in force, and is merged into the start-up
+// configuration once the function is garbage, so that repeated calls do
+// not pile up.
+func TestConfigureDroppedRestoreFolds(t *testing.T) {
+	base := detect.CurrentConfig()
+	before := detect.Layers()
+	for range 100 {
+		detect.Configure(detect.WithMode(base.Mode)) // restore dropped
+	}
+	assert.Equal(t, base, detect.CurrentConfig())
+	waitFor(t, "dropped layers folded", func() bool {
+		runtime.GC()
+		return detect.Layers() <= before
+	})
+	assert.Equal(t, base, detect.CurrentConfig())
 }
 
 func TestConfigureRejectsBadOptions(t *testing.T) {

@@ -505,3 +505,32 @@ func TestDeadlockReporterPanics(t *testing.T) {
 	a.Unlock()
 	require.Nil(t, w.wait(t), "the waiter is woken")
 }
+
+// TestCyclesSeesGoroutineParkedWhileOff: a goroutine that parked while
+// detection was Off, and is still parked when Cycles mode is turned on, is
+// part of the wait-for graph: a Lock that would close a cycle through it
+// is refused.
+func TestCyclesSeesGoroutineParkedWhileOff(t *testing.T) {
+	restoreOff := detect.Configure(detect.WithMode(detect.Off), detect.WithWaitTimeout(0))
+	defer restoreOff()
+	var a, b mutex.Mutex
+	b.Lock()
+	aHeld := make(chan struct{})
+	other := spawn(func() {
+		a.Lock()
+		defer a.Unlock()
+		close(aHeld)
+		b.Lock() // parks while detection is off
+		b.Unlock()
+	})
+	<-aHeld
+	waitState(t, other.ID(t), "locksmith/internal/core.(*Lock).Acquire")
+	rec := configure(t, detect.WithMode(detect.Cycles))
+	ctx, cancel := context.WithTimeout(context.Background(), liveness)
+	defer cancel()
+	de := deadlockError(t, a.LockContext(ctx))
+	require.Len(t, de.Report.Steps, 2)
+	assert.Len(t, rec.all(detect.Deadlock), 1)
+	b.Unlock()
+	require.Nil(t, other.wait(t))
+}

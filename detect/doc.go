@@ -14,8 +14,12 @@
 // Configure(WithMode(...)). Configuration is an immutable value swapped
 // atomically: a Lock reads one word, never a mutable global struct.
 //
-//   - Off: no bookkeeping at all. The owner checks of the locks themselves
-//     (recursive locking, unlock by a non-owner) still hold.
+//   - Off: no checks, no reports, nothing on the uncontended path. A
+//     goroutine about to park still registers as blocked (a sharded map
+//     write on each side of the park), so that turning Cycles or Order on
+//     later sees the goroutines parked before. The owner checks of the
+//     locks themselves (recursive locking, unlock by a non-owner) still
+//     hold.
 //   - Cycles (the default): when a goroutine is about to park on a lock,
 //     it follows the wait-for chain: the lock, its owner, the lock that
 //     owner waits for, its owner, and so on. If the chain comes back to the

@@ -118,3 +118,11 @@ func SetStderr(w io.Writer) (restore func()) {
 	errOut.Store(&w)
 	return func() { errOut.Store(nil) }
 }
+
+// Layers returns the number of Configure calls whose options are kept
+// apart from the start-up configuration.
+func Layers() int {
+	cfgMu.Lock()
+	defer cfgMu.Unlock()
+	return len(layers)
+}

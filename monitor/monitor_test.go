@@ -825,3 +825,32 @@ func TestMonitorNoAllocs(t *testing.T) {
 	}), "LockContext/Unlock")
 	assert.Zero(t, testing.AllocsPerRun(100, func() { m.Do(func() {}) }), "Do")
 }
+
+// TestMonitorNilContext: LockContext and WaitContext with a nil context
+// panic with an error matching ErrNilContext (the same value as
+// mutex.ErrNilContext and condvar.ErrNilContext), for the owner too, and
+// change nothing.
+func TestMonitorNilContext(t *testing.T) {
+	var nilCtx context.Context
+	check := func(t *testing.T, v any, msg string) {
+		t.Helper()
+		err, ok := v.(error)
+		require.Truef(t, ok, "panic value %#v is not an error", v)
+		assert.ErrorIs(t, err, monitor.ErrNilContext)
+		assert.ErrorIs(t, err, mutex.ErrNilContext)
+		assert.ErrorIs(t, err, condvar.ErrNilContext)
+		assert.NotErrorIs(t, err, monitor.ErrNotOwner)
+		assert.Contains(t, err.Error(), msg)
+	}
+	var m monitor.Monitor
+	check(t, catch(func() { _ = m.LockContext(nilCtx) }), "monitor: LockContext with a nil context")
+	assert.False(t, m.Locked())
+	m.Lock()
+	m.Lock()
+	check(t, catch(func() { _ = m.LockContext(nilCtx) }), "monitor: LockContext with a nil context")
+	check(t, catch(func() { _ = m.WaitContext(nilCtx) }), "condvar: WaitContext with a nil context")
+	assert.Equal(t, 2, m.HoldCount(), "a nil-context panic changed the hold count")
+	m.Unlock()
+	m.Unlock()
+	assert.False(t, m.Locked())
+}

@@ -230,10 +230,21 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 		l.enqueue(w, clear != 0)
 		l.mu.Unlock()
 
-		if Mode() != ModeOff {
-			if !registered {
-				register(w)
-				registered = true
+		// Registered whatever the mode: a goroutine that parks while
+		// detection is Off may still be parked when Cycles mode is turned
+		// on, and must then be visible to the walks of goroutines that
+		// park later, or a cycle through it would go unseen. In Off mode
+		// that costs a shard's mutex and a map write on each side of the
+		// park, next to the park itself; nothing else (no site, no
+		// watchdog, no walk).
+		//
+		// Rejected alternative: registering only when detection is on,
+		// and re-checking the mode when woken. A goroutine in a deadlock
+		// is never woken, so it would stay invisible for good.
+		if !registered {
+			register(w)
+			registered = true
+			if Mode() != ModeOff {
 				// In Cycles mode nothing records where a lock was first
 				// taken (that would cost the fast path); the first Lock
 				// that has to wait for it is recorded instead, so that
@@ -246,6 +257,8 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 					engine.Parked()
 				}
 			}
+		}
+		if Mode() != ModeOff {
 			if cycle := checkCycle(w); cycle != nil {
 				// Out of the queue before the report is made: a reporter
 				// that panics or exits its goroutine must not leave this
