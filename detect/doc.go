@@ -72,7 +72,10 @@
 //     transaction of a deadlocked set. LockContext returns the error
 //     instead, without the lock, so the caller can release what it holds,
 //     back off and retry. A Cond wait whose reacquire would close a cycle
-//     panics the same way, and returns without holding the lock.
+//     panics the same way, and returns without holding the lock; the
+//     Unlocks the caller deferred for the holds it lost panic with an
+//     error that also matches ErrDeadlock, so that recover() in the Lock;
+//     defer Unlock; Wait idiom sees the deadlock (see condvar.Cond.Wait).
 //   - LockOrder and WaitTimeout: the report is printed once to stderr and
 //     execution continues.
 //
