@@ -43,11 +43,14 @@ var ErrNilContext = core.ErrNilContext
 // A Cond is made by New, or as a struct whose L is set before first use,
 // as with sync.Cond: &condvar.Cond{L: l} behaves as condvar.New(l), and so
 // does a zero Cond whose L is set before its first use (as x/net's http2
-// pipe sets a sync.Cond's L on first use). The first use binds the Cond to
-// the L it finds; a later change of L is a run-time error (the next call
-// panics with ErrLockerChanged, and the Cond stays bound to the first
-// lock). A Cond must not be copied after first use (go vet reports copies;
-// a copied Cond panics with ErrCopied when used).
+// pipe sets a sync.Cond's L on first use). The first wait (or Locker call)
+// binds the Cond to the L it finds; a later change of L is a run-time
+// error: the next wait or Locker call panics with ErrLockerChanged, and the
+// Cond stays bound to the first lock. Signal, Broadcast and Waiters do not
+// read L, as sync.Cond's Signal and Broadcast do not: before the first
+// wait there is nobody to wake, and they do nothing. A Cond must not be
+// copied after first use (go vet reports copies; a copied Cond panics with
+// ErrCopied when used).
 //
 // In the terminology of the Go memory model, a call to Signal or Broadcast
 // “synchronizes before” any Wait call that it unblocks returns.
@@ -66,7 +69,7 @@ type Cond struct {
 	// Wait. Set it before first use, or use New.
 	L sync.Locker
 
-	b atomic.Pointer[binding] // set once, by the first use
+	b atomic.Pointer[binding] // set once, by the first wait or Locker call
 
 	// The wait queue and the free list are guarded by mu, the Cond's own
 	// mutex, also for an owner-aware L: Signal and Broadcast may be called
@@ -238,6 +241,22 @@ func (c *Cond) bind() *binding {
 		panic(core.Misuse(fmt.Sprintf("condvar: L changed after first use (bound to %T, L is now %T)", b.l, c.L), ErrLockerChanged))
 	}
 	return b
+}
+
+// used reports whether c has been bound (by a wait or Locker), checking
+// that it is not a copy. Signal, Broadcast and Waiters use it instead of
+// bind: they do not need L, and before the first wait there is nothing to
+// wake or count. Not reading L keeps them free of races with code that
+// sets L lazily under the lock, as sync.Cond's Signal is.
+func (c *Cond) used() bool {
+	b := c.b.Load()
+	if b == nil {
+		return false
+	}
+	if b.self != c {
+		panic(core.Misuse("condvar: Cond copied after first use", ErrCopied))
+	}
+	return true
 }
 
 func (c *Cond) bindSlow() *binding {
@@ -546,14 +565,17 @@ func (c *Cond) restore(b *binding, n int) {
 // without seeing the change. (monitor.Monitor's Notify, like Java's,
 // requires the monitor held.)
 func (c *Cond) Signal() {
-	c.bind()
-	c.signal()
+	if c.used() {
+		c.signal()
+	}
 }
 
 // Broadcast wakes all goroutines waiting on c. Like Signal, it may be
 // called with or without c's lock held.
 func (c *Cond) Broadcast() {
-	c.bind()
+	if !c.used() {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for w := c.head; w != nil; w = c.head {
@@ -587,7 +609,9 @@ func (c *Cond) signalQueued() {
 // held, but may be out of date by the time it is used: use it for
 // monitoring and tests.
 func (c *Cond) Waiters() int {
-	c.bind()
+	if !c.used() {
+		return 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// A wait is decided by the CompareAndSwap on st: a queued waiter

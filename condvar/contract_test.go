@@ -31,16 +31,20 @@ func copyOf(c *condvar.Cond) *condvar.Cond {
 // leaves what it touched usable.
 func TestCondContractPanics(t *testing.T) {
 	sentinels := []error{condvar.ErrNilLocker, condvar.ErrCopied, condvar.ErrLockerChanged, condvar.ErrNilContext, condvar.ErrNotOwner}
-	methods := map[string]func(*condvar.Cond){
+	// The methods that bind a Cond to its L (and check L).
+	binding := map[string]func(*condvar.Cond){
 		"Wait":        (*condvar.Cond).Wait,
 		"WaitTimeout": func(c *condvar.Cond) { c.WaitTimeout(time.Hour) },
 		"WaitContext": func(c *condvar.Cond) { _ = c.WaitContext(context.Background()) },
 		"WaitWhile":   func(c *condvar.Cond) { c.WaitWhile(func() bool { return false }) },
 		"WaitUntil":   func(c *condvar.Cond) { c.WaitUntil(func() bool { return true }) },
-		"Signal":      (*condvar.Cond).Signal,
-		"Broadcast":   (*condvar.Cond).Broadcast,
-		"Waiters":     func(c *condvar.Cond) { c.Waiters() },
 		"Locker":      func(c *condvar.Cond) { c.Locker() },
+	}
+	// The methods that do not read L, as sync.Cond's Signal does not.
+	notBinding := map[string]func(*condvar.Cond){
+		"Signal":    (*condvar.Cond).Signal,
+		"Broadcast": (*condvar.Cond).Broadcast,
+		"Waiters":   func(c *condvar.Cond) { c.Waiters() },
 	}
 	type tc struct {
 		name     string
@@ -54,7 +58,7 @@ func TestCondContractPanics(t *testing.T) {
 		name: "New(nil)", call: func() { condvar.New(nil) },
 		sentinel: condvar.ErrNilLocker, msg: "condvar: New with a nil Locker",
 	})
-	for name, m := range methods {
+	for name, m := range binding {
 		var zero condvar.Cond
 		cases = append(cases, tc{
 			name: "zero Cond without L/" + name, call: func() { m(&zero) },
@@ -67,15 +71,9 @@ func TestCondContractPanics(t *testing.T) {
 				assert.Zero(t, zero.Waiters())
 			},
 		})
-		orig := condvar.New(new(mutex.Mutex))
-		cases = append(cases, tc{
-			name: "copied after first use/" + name, call: func() { m(copyOf(orig)) },
-			sentinel: condvar.ErrCopied, msg: "condvar: Cond copied after first use",
-			after: func(t *testing.T) { orig.Signal(); assert.Zero(t, orig.Waiters()) },
-		})
 		first := new(sync.Mutex)
 		changed := &condvar.Cond{L: first}
-		changed.Signal() // first use: bound to first
+		changed.Locker() // first use: bound to first
 		changed.L = new(sync.Mutex)
 		cases = append(cases, tc{
 			name: "L changed after first use/" + name, call: func() { m(changed) },
@@ -86,6 +84,16 @@ func TestCondContractPanics(t *testing.T) {
 				assert.Zero(t, changed.Waiters())
 			},
 		})
+	}
+	for _, ms := range []map[string]func(*condvar.Cond){binding, notBinding} {
+		for name, m := range ms {
+			orig := condvar.New(new(mutex.Mutex))
+			cases = append(cases, tc{
+				name: "copied after first use/" + name, call: func() { m(copyOf(orig)) },
+				sentinel: condvar.ErrCopied, msg: "condvar: Cond copied after first use",
+				after: func(t *testing.T) { orig.Signal(); assert.Zero(t, orig.Waiters()) },
+			})
+		}
 	}
 	for _, k := range lockKinds() {
 		l, held := k.new()
@@ -109,6 +117,24 @@ func TestCondContractPanics(t *testing.T) {
 			},
 		})
 	}
+	// Signal, Broadcast and Waiters on a Cond not yet waited on do not
+	// read L, as sync.Cond's Signal does not: with L nil or changed they
+	// do nothing, and nothing is bound.
+	t.Run("unbound Signal, Broadcast, Waiters", func(t *testing.T) {
+		var zero condvar.Cond
+		for name, m := range notBinding {
+			assert.Nil(t, catch(func() { m(&zero) }), name)
+		}
+		first := new(sync.Mutex)
+		changed := &condvar.Cond{L: first}
+		changed.Locker()
+		changed.L = new(sync.Mutex)
+		for name, m := range notBinding {
+			assert.Nil(t, catch(func() { m(changed) }), name)
+		}
+		zero.L = first // still unbound: binds now
+		assert.Equal(t, sync.Locker(first), zero.Locker())
+	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			v := catch(tc.call)
