@@ -20,16 +20,16 @@ import (
 // monitor.ErrNotOwner.
 var ErrNotOwner = core.ErrNotOwner
 
-// ErrNilLocker is matched by the panic value of New(nil), and of any
-// method of a Cond whose L is nil at its first use.
+// ErrNilLocker is matched by the panic value of New(nil), and of a wait or
+// Locker call that finds a Cond's L nil and the Cond not yet bound.
 var ErrNilLocker = errors.New("nil Locker")
 
 // ErrCopied is matched by the panic value of any method of a Cond copied
 // after its first use.
 var ErrCopied = errors.New("Cond copied after first use")
 
-// ErrLockerChanged is matched by the panic value of any method of a Cond
-// whose L was changed after its first use.
+// ErrLockerChanged is matched by the panic value of a wait or Locker call
+// on a Cond whose L was changed after its first wait or Locker call.
 var ErrLockerChanged = errors.New("Cond's L changed after first use")
 
 // ErrNilContext is matched by the panic value of WaitContext called with a

@@ -25,6 +25,12 @@ import (
 // record only once it has found that the caller does not hold the lock (its
 // failure path), so the record costs nothing on the fast path.
 //
+// A goroutine that recovers from the wait's panic and never unlocks leaves
+// its record behind until its next Cond wait on the lock retakes the lock
+// (ForgetLost) or a failed Unlock of the lock by it uses the record up: such
+// an Unlock is a misuse either way, and says what the wait lost. At most one
+// record per goroutine and lock exists.
+//
 // Rejected alternative: keeping the record in a global map keyed by lock.
 // The map would keep the lock alive for as long as a record is left
 // unconsumed (a goroutine that recovers and never unlocks); in the lock's
