@@ -164,7 +164,11 @@ func (m *Monitor) LockContext(ctx context.Context) error {
 // Unlock takes one hold away and releases m when none are left.
 //
 // It is a run-time error, reported by a panic matching ErrNotOwner, if the
-// calling goroutine does not hold m; m is left unchanged.
+// calling goroutine does not hold m; m is left unchanged. If the caller
+// lost its holds in a Cond wait whose reacquire panicked (a deadlock, say),
+// each of its next such Unlocks, one per hold lost, panics with an error
+// that also matches that panic value, or returns quietly if the goroutine
+// is exiting by runtime.Goexit (see condvar.Cond.Wait).
 func (m *Monitor) Unlock() {
 	g := gid.Get()
 	if m.l.Owner() != g {

@@ -144,7 +144,11 @@ func (m *Mutex) LockContext(ctx context.Context) error {
 // It is a run-time error, reported by a panic matching ErrNotOwner, if m is
 // not locked or is locked by another goroutine; m is left unchanged, so its
 // holder can still unlock it. Unlike sync.Mutex, a Mutex cannot be unlocked
-// by a goroutine other than the one that locked it.
+// by a goroutine other than the one that locked it. If the caller lost its
+// hold in a condvar.Cond wait whose reacquire panicked (a deadlock, say),
+// its next such Unlock panics with an error that also matches that panic
+// value, or returns quietly if the goroutine is exiting by runtime.Goexit
+// (see condvar.Cond.Wait).
 func (m *Mutex) Unlock() {
 	g := gid.Get()
 	if !m.l.Release(g) {
