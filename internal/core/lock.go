@@ -25,7 +25,10 @@ var (
 //
 // The state word packs, as sync.Mutex's does:
 //
-//	bits 3..63  the holder's goroutine ID, or 0 when free
+//	bits 4..63  the holder's goroutine ID, or 0 when free
+//	bit 3       durable: a waiter parked durably in a testing/synctest
+//	            bubble (durDom) is queued; until none is, no goroutine of
+//	            another domain takes the lock (see bubble.go and below)
 //	bit 2       starving: a waiter has waited longer than
 //	            starvationThreshold; until the queue drains (or a waiter
 //	            that has not waited that long is served) the lock is handed
@@ -48,13 +51,48 @@ var (
 //     by a retry or a later Release that wakes;
 //   - starving is only ever set together with a held lock and a waiter in
 //     the queue, so the Release that sees it always finds mu's queue
-//     non-empty or clears the bit while releasing.
+//     non-empty or clears the bit while releasing;
+//   - durable is set exactly while ndurable > 0, and then every goroutine
+//     that holds the lock, is queued, or is the woken waiter in flight
+//     belongs to durDom (see "Sharing across bubbles" below).
+//
+// # Sharing across bubbles
+//
+// Whoever wakes a waiter is the holder that releases, or another waiter
+// that gives up (abandon passes its wakeup on). A waiter inside a bubble
+// parks on its own channel, durably, only if all of those are in its
+// bubble and stay so while it is queued:
+//   - when it queues (under mu, in the CompareAndSwap that reads the
+//     owner), the owner, every queued waiter and the woken waiter in
+//     flight are of its bubble (durableOK);
+//   - while it is queued (durable set), a goroutine of another domain
+//     takes no lock: its slow paths refuse (mayTake) and it queues, behind
+//     the durable waiters, since a durable waiter queues only behind
+//     waiters of its own bubble and re-queues at the front. So a foreign
+//     waiter is woken only after every durable waiter has left the queue.
+//
+// Otherwise it parks on a semaphore that anyone may release (sema): it is
+// then not durably blocked (synctest.Wait does not count it as idle, and
+// the bubble's clock does not advance while only it and sleepers remain),
+// but nothing can kill the program. Goroutines outside bubbles always park
+// on their own channel: a channel made outside any bubble may be used from
+// anywhere.
+//
+// Rejected alternative: a lock that remembers the domains it has ever
+// seen and parks non-durably for good once it has seen two. A package-level
+// lock used by one bubbled test after another would lose durability at the
+// second test; what matters is who can wake a waiter while it waits, which
+// the rules above check exactly.
 type Lock struct {
 	state atomic.Int64
-	mu    sync.Mutex // guards head, tail and the links and handoff of queued waiters
+	mu    sync.Mutex // guards head, tail, ndurable, wokenDom and the links and handoff of queued waiters
 	head  *waiter
 	tail  *waiter
 	meta  atomic.Pointer[Meta] // detection metadata, created on first need
+
+	durDom   atomic.Uint64 // the durable waiters' domain; meaningful while durable is set; written under mu
+	ndurable int32         // queued durable waiters
+	wokenDom domain        // domain of the waiter wakeOne last dequeued (0: none yet)
 }
 
 var ncpu = runtime.NumCPU()
@@ -63,6 +101,7 @@ const (
 	flagWaiting = 1 << iota
 	flagWoken
 	flagStarving
+	flagDurable
 	ownerShift = iota
 	flagMask   = 1<<ownerShift - 1
 )
@@ -73,6 +112,14 @@ const starvationThreshold = int64(time.Millisecond)
 
 // waiter is a goroutine parked in Lock's slow path.
 //
+// A token is "woken, retry" or, with handoff, "yours" (or, with cancelled,
+// "your context is done"). It travels on ch, or, for a waiter in a bubble
+// that cannot park durably, on sem, a sync.Mutex used as a binary
+// semaphore: locked means no token, Unlock posts one, and the waiter's Lock
+// takes it (a sync.Mutex may be unlocked by any goroutine, and its
+// semaphore has no bubble check). At most one token is ever outstanding:
+// only the goroutine that dequeued the waiter under mu posts one.
+//
 // Rejected alternative: pooling waiters (and their channels) across calls.
 // A channel created inside a testing/synctest bubble must not be used from
 // outside it, and a goroutine is durably blocked only on a channel created
@@ -80,17 +127,41 @@ const starvationThreshold = int64(time.Millisecond)
 // allocation happens only when a goroutine is about to park, which costs
 // far more than the allocation.
 type waiter struct {
-	g       int64
-	lock    *Lock
-	kind    *Kind
-	ch      chan struct{} // buffered(1): a token means "woken, retry" or, with handoff, "yours"
-	prev    *waiter       // guarded by lock.mu
-	next    *waiter       // guarded by lock.mu
-	inq     bool          // guarded by lock.mu: in lock's queue
-	handoff bool          // written under lock.mu before the token is sent: the lock was handed to g
-	start   int64         // when the goroutine started to wait (nanotime)
-	epoch   uint64        // set by register, read by walkers under the shard lock
-	timed   atomic.Bool   // a wait-timeout report was made for this wait
+	g         int64
+	lock      *Lock
+	kind      *Kind
+	dom       domain        // the goroutine's domain (bubble.go)
+	ch        chan struct{} // buffered(1); made by the waiter when it first parks on it
+	sem       sync.Mutex    // the token when sema: see above
+	prev      *waiter       // guarded by lock.mu
+	next      *waiter       // guarded by lock.mu
+	inq       bool          // guarded by lock.mu: in lock's queue
+	durable   bool          // guarded by lock.mu: this park is durable (counted in ndurable while queued)
+	sema      bool          // guarded by lock.mu: this park is on sem, not ch
+	cancelled bool          // written under lock.mu before the token is posted: dequeued by the context callback
+	handoff   bool          // written under lock.mu before the token is sent: the lock was handed to g
+	start     int64         // when the goroutine started to wait (nanotime)
+	epoch     uint64        // set by register, read by walkers under the shard lock
+	timed     atomic.Bool   // a wait-timeout report was made for this wait
+}
+
+// wake posts the token to w, which the caller has dequeued under mu (and
+// read sema there).
+func (w *waiter) wake(sema bool) {
+	if sema {
+		w.sem.Unlock()
+		return
+	}
+	w.ch <- struct{}{} // buffered: never blocks
+}
+
+// awaitToken takes the token of a waiter that was dequeued by someone else.
+func (w *waiter) awaitToken(sema bool) {
+	if sema {
+		w.sem.Lock()
+		return
+	}
+	<-w.ch
 }
 
 // Owner returns the goroutine ID of the holder, or 0.
@@ -109,10 +180,16 @@ func (l *Lock) TryAcquire(g int64) bool {
 // tryAcquire takes the lock if it is free and nobody is starving, clearing
 // the flags in clear in the same step. It reads before it writes, so that
 // spinning waiters do not keep stealing the cache line from the holder.
+// While durable waiters are queued it refuses a goroutine of another
+// domain (mayTake).
 func (l *Lock) tryAcquire(g int64, clear int64) bool {
+	var d domain // the caller's, looked up only if needed
 	for {
 		s := l.state.Load()
 		if s>>ownerShift != 0 || s&flagStarving != 0 {
+			return false
+		}
+		if s&flagDurable != 0 && !l.mayTake(g, &d) {
 			return false
 		}
 		if l.state.CompareAndSwap(s, s&^clear|g<<ownerShift) {
@@ -170,6 +247,7 @@ func (l *Lock) handOff() {
 	}
 	l.remove(w)
 	w.handoff = true
+	sema := w.sema
 	calm := l.head == nil || nanotime()-w.start < starvationThreshold
 	for {
 		s := l.state.Load()
@@ -182,7 +260,8 @@ func (l *Lock) handOff() {
 		}
 	}
 	l.mu.Unlock()
-	w.ch <- struct{}{}
+	w.checkWaker()
+	w.wake(sema)
 }
 
 // Acquire blocks until g holds the lock. ctx may be nil for a wait that
@@ -193,7 +272,7 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 	if spin(l, g) {
 		return nil
 	}
-	w := &waiter{g: g, lock: l, kind: k, ch: make(chan struct{}, 1), start: nanotime()}
+	w := &waiter{g: g, lock: l, kind: k, dom: selfDomain(g), start: nanotime()}
 	var done <-chan struct{}
 	if ctx != nil {
 		done = ctx.Done()
@@ -205,29 +284,48 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 	// unregister can only lead a walk back to the waiter itself, which is
 	// not a cycle through the walker.
 	registered := false
-	acquired := func() error {
+	// stop unregisters the context callback of a waiter that parked on
+	// sem (a sem park cannot select on done).
+	var stop func() bool
+	finish := func() {
 		if registered {
 			unregister(w)
 		}
+		if stop != nil {
+			stop()
+		}
+	}
+	acquired := func() error {
+		finish()
 		return nil
 	}
 	leave := func(err error) error {
-		if registered {
-			unregister(w)
-		}
+		finish()
 		l.abandon(w)
 		return err
 	}
 	var clear, set int64 // clear: flagWoken once woken; set: flagStarving once starving
 	for {
+		if stop != nil && clear != 0 && ctx.Err() != nil {
+			// Woken, lost the race, and the context is done: its
+			// callback, which cancels only a queued waiter, may have run
+			// while this one was not queued. Pass the wakeup on.
+			finish()
+			l.passOn(w)
+			return ctx.Err()
+		}
 		l.mu.Lock()
-		if l.queueOrAcquire(g, clear, set) {
+		if l.queueOrAcquire(w, clear, set) {
 			l.mu.Unlock()
 			return acquired()
 		}
 		// A waiter that was woken and lost the race goes back to the front,
 		// so barging cannot push it to the end of the line every time.
 		l.enqueue(w, clear != 0)
+		sema := w.sema
+		if !sema && w.ch == nil {
+			w.ch = make(chan struct{}, 1) // in w's goroutine: durable in its bubble
+		}
 		l.mu.Unlock()
 
 		// Registered whatever the mode: a goroutine that parks while
@@ -267,39 +365,127 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 				return deadlock(cycle)
 			}
 		}
-		select {
-		case <-w.ch:
-			if w.handoff {
-				return acquired()
+		if sema {
+			if ctx != nil && stop == nil {
+				// Registered after the waiter is queued: a context already
+				// done runs the callback at once, and it finds the waiter.
+				stop = context.AfterFunc(ctx, func() { l.cancel(w) })
 			}
-			clear = flagWoken
-			if l.tryAcquire(g, flagWoken) {
-				return acquired()
+			w.sem.Lock()
+			if w.cancelled {
+				finish() // dequeued by l.cancel: no wakeup to pass on
+				return ctx.Err()
 			}
-			if nanotime()-w.start > starvationThreshold {
-				set = flagStarving
+		} else {
+			select {
+			case <-w.ch:
+			case <-done:
+				return leave(ctx.Err())
 			}
-		case <-done:
-			return leave(ctx.Err())
+		}
+		if w.handoff {
+			return acquired()
+		}
+		clear = flagWoken
+		if l.tryAcquire(g, flagWoken) {
+			return acquired()
+		}
+		if nanotime()-w.start > starvationThreshold {
+			set = flagStarving
 		}
 	}
 }
 
 // queueOrAcquire, under mu, either takes the free lock or marks the queue
 // waiting (and, with set, starving), in one CompareAndSwap, clearing the
-// flags in clear either way.
-func (l *Lock) queueOrAcquire(g int64, clear, set int64) bool {
+// flags in clear either way. When it queues, it decides how w parks this
+// time: durably (a waiter in a bubble whose wakers are all in its bubble,
+// see durableOK), on sem (any other waiter in a bubble), or on its own
+// channel (a goroutine outside bubbles).
+func (l *Lock) queueOrAcquire(w *waiter, clear, set int64) bool {
+	var d domain
 	for {
 		s := l.state.Load()
-		if s>>ownerShift == 0 {
-			if l.state.CompareAndSwap(s, s&^clear|g<<ownerShift) {
+		if s>>ownerShift == 0 && (s&flagDurable == 0 || l.mayTake(w.g, &d)) {
+			if l.state.CompareAndSwap(s, s&^clear|w.g<<ownerShift) {
 				return true
 			}
 			continue
 		}
-		if l.state.CompareAndSwap(s, s&^clear|flagWaiting|set) {
+		n := s&^clear | flagWaiting | set
+		durable := w.dom.bubble() && l.durableOK(w, s)
+		if durable && s&flagDurable == 0 {
+			l.durDom.Store(uint64(w.dom)) // before the flag that publishes it
+			n |= flagDurable
+		}
+		if l.state.CompareAndSwap(s, n) {
+			w.durable = durable
+			w.sema = w.dom != domOutside && !durable
+			if durable {
+				l.ndurable++
+			}
 			return false
 		}
+	}
+}
+
+// mayTake reports whether goroutine g may take the lock while durable
+// waiters are queued: only a goroutine of their bubble may. *d caches g's
+// domain across calls.
+func (l *Lock) mayTake(g int64, d *domain) bool {
+	if *d == 0 {
+		*d = selfDomain(g)
+	}
+	return domain(l.durDom.Load()) == *d
+}
+
+// durableOK, under mu, reports whether w, in a bubble, may park durably in
+// state s, in which the lock is held or durable waiters of another bubble
+// are queued: the holder, every queued waiter and the woken waiter in
+// flight must be of w's bubble. (wokenDom may name a waiter that has since
+// taken the lock or queued again; then it is checked as holder or queued
+// waiter too, and a stale answer only makes w park on sem.) A holder that
+// took the lock on the fast path is looked up in the domain cache, or in a
+// dump of all goroutines: only waiters in bubbles ever pay for that.
+func (l *Lock) durableOK(w *waiter, s int64) bool {
+	if s&flagDurable != 0 && domain(l.durDom.Load()) != w.dom {
+		return false
+	}
+	if s&flagWoken != 0 && l.wokenDom != 0 && l.wokenDom != w.dom {
+		return false
+	}
+	for q := l.head; q != nil; q = q.next {
+		if q.dom != w.dom {
+			return false
+		}
+	}
+	o := s >> ownerShift
+	return o == 0 || domainOf(o) == w.dom
+}
+
+// cancel is the context callback of a waiter parked on sem: if the waiter
+// is still queued it dequeues it and posts the token marked cancelled. A
+// waiter that is not queued was dequeued by a wakeup, which owns its token,
+// or is between parks, and checks its context before it parks again.
+func (l *Lock) cancel(w *waiter) {
+	l.mu.Lock()
+	if !w.inq || !w.sema {
+		l.mu.Unlock()
+		return
+	}
+	l.remove(w)
+	w.cancelled = true
+	l.mu.Unlock()
+	w.sem.Unlock()
+}
+
+// checkWaker panics if the calling goroutine is about to wake a durable
+// waiter of another domain, which the Go runtime would answer with a fatal
+// error. The rules on Lock make it impossible; a panic (which can be
+// recovered, and names the cause) is the better failure should they not.
+func (w *waiter) checkWaker() {
+	if w.durable && curDomain() != w.dom {
+		panic("locksmith: internal error: wakeup of a goroutine durably blocked in a synctest bubble from outside it")
 	}
 }
 
@@ -336,8 +522,11 @@ func (l *Lock) wakeOne() {
 		return
 	}
 	l.remove(w)
+	l.wokenDom = w.dom
+	sema := w.sema
 	l.mu.Unlock()
-	w.ch <- struct{}{} // buffered: never blocks
+	w.checkWaker()
+	w.wake(sema)
 }
 
 func (l *Lock) clearFlags(f int64) {
@@ -351,10 +540,7 @@ func (l *Lock) clearFlags(f int64) {
 
 // abandon takes w out of the wait, for a cancelled or refused waiter. If a
 // token was already on its way to w, w is the woken waiter and owes the
-// lock a wakeup: if the lock is free with others waiting, it wakes the
-// next one in its place (keeping woken set); otherwise it clears woken, and
-// the holder's Release will wake. This is x/sync/semaphore's rule: a grant
-// that arrives after cancellation is handed on, never dropped.
+// lock a wakeup (passOn).
 func (l *Lock) abandon(w *waiter) {
 	l.mu.Lock()
 	if w.inq {
@@ -362,8 +548,21 @@ func (l *Lock) abandon(w *waiter) {
 		l.mu.Unlock()
 		return
 	}
+	sema := w.sema
 	l.mu.Unlock()
-	<-w.ch // sent by wakeOne or handOff right after it dequeued w
+	w.awaitToken(sema) // posted by wakeOne, handOff or cancel right after it dequeued w
+	if !w.cancelled {
+		l.passOn(w)
+	}
+}
+
+// passOn hands on the wakeup that w, dequeued by wakeOne or handOff and
+// given its token, does not use: if the lock is free with others waiting,
+// it wakes the next one in its place (keeping woken set); otherwise it
+// clears woken, and the holder's Release will wake. This is
+// x/sync/semaphore's rule: a grant that arrives after cancellation is
+// handed on, never dropped.
+func (l *Lock) passOn(w *waiter) {
 	if w.handoff {
 		// Handed the lock after deciding to leave: pass it on.
 		l.releaseSlow(w.g)
@@ -398,7 +597,7 @@ func (l *Lock) enqueue(w *waiter, front bool) {
 	}
 }
 
-// remove unlinks a queued waiter and drops the count it added.
+// remove unlinks a queued waiter and drops the counts it added.
 func (l *Lock) remove(w *waiter) {
 	if w.prev != nil {
 		w.prev.next = w.next
@@ -411,6 +610,11 @@ func (l *Lock) remove(w *waiter) {
 		l.tail = w.prev
 	}
 	w.prev, w.next, w.inq = nil, nil, false
+	if w.durable {
+		if l.ndurable--; l.ndurable == 0 {
+			l.clearFlags(flagDurable)
+		}
+	}
 	if l.head == nil {
 		l.clearFlags(flagWaiting)
 	}

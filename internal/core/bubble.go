@@ -1,0 +1,197 @@
+package core
+
+import (
+	"bytes"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/locksmith-go/locksmith/internal/gid"
+)
+
+// Domains: which testing/synctest bubble a goroutine belongs to.
+//
+// Go (1.26) kills the program, with no chance to recover, when a goroutine
+// durably blocked in a bubble is woken from outside that bubble: a send on
+// (or close of) a channel made in the bubble, or a sync.Cond notification
+// of a goroutine of the bubble, from a goroutine outside it or in another
+// bubble. A sync.Mutex has no such check: its semaphore may be released
+// from anywhere, but a goroutine blocked on it is not durably blocked (the
+// bubble's clock does not advance for it, and synctest.Wait does not
+// return while it is blocked). So each waiter chooses, when it parks,
+// between durable parking, safe only if every goroutine that may wake it
+// is in its bubble, and parking that anyone may end. The code that chooses
+// needs the domain of the goroutines involved, defined here.
+//
+// A domain is 0 for "none recorded", domOutside for goroutines outside any
+// bubble, bubble n's ID plus one for the goroutines of bubble n,
+// domUnknown for a goroutine in a bubble whose ID could not be read (it is
+// treated as foreign to every other domain, and never parks durably), and
+// domMixed, in a record, for "seen from more than one domain".
+type domain uint64
+
+const (
+	domOutside domain = 1
+	domUnknown domain = 1<<24 - 1 // also the largest domain the cache can hold
+	domMixed   domain = ^domain(0)
+)
+
+// bubble reports whether d is a bubble that a waiter can park durably in.
+func (d domain) bubble() bool { return d > domOutside && d < domUnknown }
+
+// inBubble reports whether the calling goroutine runs in a synctest bubble.
+// Inside a bubble time.Now carries no monotonic clock reading (the runtime
+// returns the bubble's fake time and omits it), outside it always carries
+// one. This is the only public trace of bubble membership: the
+// internal/synctest package that knows it cannot be linked to. It costs
+// one clock read (a few tens of ns with a vDSO clock).
+func inBubble() bool {
+	t := time.Now()
+	return t == t.Round(0)
+}
+
+// The goroutine -> domain cache. A goroutine's domain never changes while
+// it runs (a goroutine is created in its bubble or outside any; only the
+// caller of synctest.Test is counted in the bubble while it is blocked
+// waiting for the bubble to end, and such goroutines are not cached from
+// dumps, see fillFromDump), and goroutine IDs are not reused, so an entry
+// never goes stale. The cache is direct-mapped by goroutine ID: a
+// colliding goroutine overwrites the slot, and a miss only costs the
+// lookup again. Each slot packs goid<<24 | domain in one word, so that a
+// lookup is a load and a fill a store, with nothing to allocate.
+const (
+	domCacheSize = 1024
+	domBits      = 24
+	maxCachedG   = 1<<(64-domBits) - 1
+)
+
+var domCache [domCacheSize]atomic.Uint64
+
+func cachedDomain(g int64) (domain, bool) {
+	e := domCache[uint64(g)%domCacheSize].Load()
+	if e == 0 || int64(e>>domBits) != g {
+		return 0, false
+	}
+	return domain(e & (1<<domBits - 1)), true
+}
+
+func cacheDomain(g int64, d domain) {
+	if g <= 0 || g > maxCachedG || d == 0 || d > domUnknown {
+		return
+	}
+	domCache[uint64(g)%domCacheSize].Store(uint64(g)<<domBits | uint64(d))
+}
+
+// curDomain returns the calling goroutine's domain: a cache load when the
+// goroutine has asked before, else the clock test and, in a bubble only,
+// the goroutine's own stack header (a few µs, once per goroutine).
+func curDomain() domain { return selfDomain(gid.Get()) }
+
+// selfDomain is curDomain for a caller that knows its goroutine ID g.
+func selfDomain(g int64) domain {
+	if d, ok := cachedDomain(g); ok {
+		return d
+	}
+	d := domOutside
+	if inBubble() {
+		var buf [128]byte
+		n := runtime.Stack(buf[:], false)
+		d = headerDomain(buf[:n])
+	}
+	cacheDomain(g, d)
+	return d
+}
+
+// InBubble reports whether the calling goroutine runs in a testing/synctest
+// bubble (for package detect's watchdog).
+func InBubble() bool { return curDomain() != domOutside }
+
+// headerDomain reads the bubble from a goroutine header as
+// runtime/traceback.go writes it: "goroutine 7 [chan receive, synctest
+// bubble 3]:". A header without a readable bubble ID names no bubble the
+// code can match: domUnknown.
+func headerDomain(stack []byte) domain {
+	if i := bytes.IndexByte(stack, '\n'); i >= 0 {
+		stack = stack[:i]
+	}
+	const mark = ", synctest bubble "
+	i := bytes.Index(stack, []byte(mark)) // before any labels
+	if i < 0 {
+		return domUnknown
+	}
+	rest := stack[i+len(mark):]
+	j := 0
+	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+		j++
+	}
+	id, err := strconv.ParseUint(string(rest[:j]), 10, 64)
+	if err != nil || id == 0 || id+1 >= uint64(domUnknown) {
+		return domUnknown
+	}
+	return domain(id + 1)
+}
+
+// domainOf returns goroutine g's domain. A cache miss costs a dump of every
+// goroutine's stack (which stops the world for a moment, tens of µs), so
+// it is asked only by a goroutine that is about to park inside a bubble,
+// about a lock holder it has not met on a slow path. A goroutine that is
+// not found (it has exited) is reported as domUnknown.
+func domainOf(g int64) domain {
+	if d, ok := cachedDomain(g); ok {
+		return d
+	}
+	if g == gid.Get() {
+		return curDomain()
+	}
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	return fillFromDump(buf, g)
+}
+
+// fillFromDump caches the domain of every goroutine in an all-goroutines
+// dump and returns g's. The caller of synctest.Test is counted in the
+// bubble while it waits for the bubble to end ("[synctest.Run"), and
+// outside it afterwards, so it is reported but not cached.
+func fillFromDump(dump []byte, g int64) domain {
+	found := domUnknown
+	for len(dump) > 0 {
+		line := dump
+		if i := bytes.IndexByte(dump, '\n'); i >= 0 {
+			line, dump = dump[:i], dump[i+1:]
+		} else {
+			dump = nil
+		}
+		const prefix = "goroutine "
+		if !bytes.HasPrefix(line, []byte(prefix)) {
+			continue
+		}
+		rest := line[len(prefix):]
+		sp := bytes.IndexByte(rest, ' ')
+		if sp < 0 || len(rest) < sp+2 || rest[sp+1] != '[' {
+			continue
+		}
+		id, err := strconv.ParseInt(string(rest[:sp]), 10, 64)
+		if err != nil {
+			continue
+		}
+		d := domOutside
+		if bytes.Contains(line, []byte(", synctest bubble ")) {
+			d = headerDomain(line)
+		}
+		if id == g {
+			found = d
+		}
+		if !bytes.HasPrefix(rest[sp+2:], []byte("synctest.Run")) {
+			cacheDomain(id, d)
+		}
+	}
+	return found
+}
