@@ -55,6 +55,16 @@ var ErrNilContext = core.ErrNilContext
 // In the terminology of the Go memory model, a call to Signal or Broadcast
 // “synchronizes before” any Wait call that it unblocks returns.
 //
+// Inside a testing/synctest bubble, a waiter is durably blocked while the
+// Cond has been made (by New), waited on and signalled only by goroutines
+// of its bubble; once another domain (the outside, another bubble) has
+// used it, or if New ran outside any bubble, its waiters in bubbles park in
+// a way any goroutine may end, which is not durable. A signal from outside
+// the bubble to a waiter that was already durably blocked cannot wake it
+// (Go would kill the program): it is kept for the waiter, which wakes at
+// the next Wait, Signal or Broadcast by a goroutine of its bubble, or when
+// a timeout of a wait of that bubble fires. See docs/synctest.md.
+//
 // A Wait without a time limit allocates nothing once the Cond has served
 // as many concurrent waiters before; WaitTimeout and WaitContext allocate
 // their timer or context callback. A Cond holds no timer and no queue
@@ -98,6 +108,19 @@ type Cond struct {
 	// free.
 	busy  atomic.Uint32
 	spare [4]*waiter
+
+	// dom records the domains (testing/synctest bubbles, or outside any)
+	// of the goroutine that made c with New, of the goroutines that have
+	// waited on c, and of those that have signalled it while it had seen
+	// one bubble only: 0 for none yet, a single domain, or core.DomMixed
+	// for good. See parkDurably.
+	dom atomic.Uint64
+
+	// pend lists waits decided by a goroutine that could not wake them
+	// (see notify), linked by pnext; npend counts them, for a cheap look.
+	pmu   sync.Mutex
+	pend  *waiter
+	npend atomic.Int32
 }
 
 // binding is what a Cond's first use learns about its L. It never changes
@@ -155,11 +178,31 @@ const (
 //     context callback could trigger.
 //
 // sync.Cond.Wait is durably blocking inside a bubble, needs no allocation,
-// and is safe to reuse across bubbles.
+// and is safe to reuse across bubbles. But a goroutine of a bubble parked
+// on it must be woken from the same bubble (else the runtime kills the
+// program): a waiter inside a bubble parks on park only when parkDurably
+// allows it, and otherwise on sem (see there).
 type waiter struct {
 	c    *Cond
 	slot int       // index in c.spare, or -1
 	park sync.Cond // park.L is the waiter: see Lock and Unlock
+
+	// sem, a sync.Mutex used as a binary semaphore (locked: no wakeup
+	// yet), is where a waiter in a bubble that may not park durably
+	// parks: Unlock, the one notification of the wait, may come from any
+	// goroutine. A wait on sem starts with TryLock, which takes a
+	// notification that no park consumed (that of an earlier wait of the
+	// record that ended without parking: its set-up panicked), and ends
+	// with the Lock that takes its own.
+	sem sync.Mutex
+
+	// How this wait parks: the waiting goroutine's domain<<2 | modeDurable
+	// (on park, inside a bubble) | modeSem (on sem). The waiting goroutine
+	// stores it before the waiter is queued; notify loads it. (Atomic
+	// because a stale timeout callback of an earlier wait may still look.)
+	mode atomic.Uint64
+
+	pnext *waiter // guarded by c.pmu: next in c.pend
 
 	// Guarded by c.mu.
 	prev   *waiter
@@ -199,6 +242,7 @@ func New(l sync.Locker) *Cond {
 	}
 	c := &Cond{L: l}
 	c.b.Store(c.newBinding(l))
+	c.dom.Store(uint64(core.CurDomain()))
 	return c
 }
 
@@ -379,9 +423,27 @@ func (c *Cond) WaitUntil(pred func() bool) {
 func (c *Cond) wait(b *binding, d time.Duration, ctx context.Context) bool {
 	w := c.getWaiter()
 	w.d, w.ctx = d, ctx
-	// Takes a ticket, calls w.Unlock (publish) and parks until the one
-	// notification for this wait.
-	w.park.Wait()
+	dom := core.CurDomain()
+	mode := uint64(dom) << modeShift
+	switch {
+	case c.parkDurably(dom):
+		mode |= modeDurable
+	case dom != core.DomOutside:
+		mode |= modeSem
+	}
+	w.mode.Store(mode)
+	if c.npend.Load() != 0 {
+		c.deliver(dom)
+	}
+	if mode&modeSem != 0 {
+		w.sem.TryLock()
+		c.publish(w)
+		w.sem.Lock()
+	} else {
+		// Takes a ticket, calls w.Unlock (publish) and parks until the
+		// one notification for this wait.
+		w.park.Wait()
+	}
 	decision := w.st.Load() & stMask
 	holds, stop := w.holds, w.stop
 	w.ctx, w.stop = nil, nil
@@ -531,15 +593,123 @@ func (c *Cond) decide(w *waiter, expect, gen, d uint64) bool {
 	if !w.st.CompareAndSwap(expect, gen<<stShift|d) {
 		return false
 	}
-	w.park.Broadcast()
+	c.notify(w)
 	return true
 }
+// Sharing a Cond across testing/synctest bubbles.
+//
+// A goroutine outside bubbles parks on its sync.Cond: anyone may wake it. A
+// goroutine inside a bubble parks there, durably, only while every
+// goroutine seen waiting on or signalling c is of its bubble
+// (parkDurably); otherwise on sem, which anyone may release, and then it
+// is not durably blocked. Signallers are not known in advance, so this can
+// fail once per Cond: a goroutine of another domain (or a timeout or
+// context callback running in one) may decide a wait that is parked
+// durably. It cannot wake it without a fatal error, so it records c as
+// mixed (later waiters in bubbles park on sem) and leaves the decided wait
+// on c.pend; the next Wait, Signal or Broadcast by a goroutine of the
+// waiter's bubble, or the firing of a timeout of a wait of that bubble
+// (the waiter's own, if it has one), wakes it. If nothing in the bubble
+// does, the bubble is blocked, and synctest reports it as deadlocked.
+//
+// Rejected alternatives: forgetting the domains once nobody waits, so that
+// a package-level Cond used by one bubbled test after another stays
+// durable; a foreign signaller could then strand a waiter on c.pend at any
+// time, not just once. Tying durability to the lock (refusing the lock to
+// foreign goroutines while durable waiters wait) deadlocks a bubble that
+// waits for a signal from outside.
+
+// parkDurably records d as a domain that waits on c and reports whether a
+// waiter of d parks durably: d is a bubble and the only domain c has seen.
+// New records the creator's domain: a Cond made outside bubbles (a
+// package-level one, say) is treated as shared, and its waiters in bubbles
+// park on sem from the start, so the case above cannot arise for it; a
+// Cond made inside a bubble, the usual case in a synctest test, is
+// durable for its bubble's waiters until another domain uses it. A Cond
+// made as a struct (&Cond{L: l}) runs no code when made: its first waiter
+// or signaller is the first domain it records.
+func (c *Cond) parkDurably(d core.Domain) bool {
+	for {
+		cur := core.Domain(c.dom.Load())
+		switch {
+		case cur == d:
+			return d.Bubble()
+		case cur == core.DomMixed:
+			return false
+		}
+		next := d
+		if cur != 0 {
+			next = core.DomMixed
+		}
+		if c.dom.CompareAndSwap(uint64(cur), uint64(next)) {
+			return next == d && d.Bubble()
+		}
+	}
+}
+
+// touch records the caller's domain as one that signals c, when that
+// matters (c has seen one bubble only), and delivers pending wakeups that
+// the caller may deliver. It is one load for a Cond used outside bubbles.
+func (c *Cond) touch() {
+	if cur := core.Domain(c.dom.Load()); cur.Bubble() {
+		if d := core.CurDomain(); d != cur {
+			c.dom.Store(uint64(core.DomMixed)) // sticky: nothing else is ever stored over it
+		}
+	}
+	if c.npend.Load() != 0 {
+		c.deliver(core.CurDomain())
+	}
+}
+
+// A waiter's mode bits.
+const (
+	modeDurable = 1
+	modeSem     = 2
+	modeShift   = 2
+)
+
+// notify wakes w, whose wait has just been decided by the caller.
+func (c *Cond) notify(w *waiter) {
+	mode := w.mode.Load()
+	switch {
+	case mode&modeSem != 0:
+		w.sem.Unlock()
+	case mode&modeDurable != 0 && core.CurDomain() != core.Domain(mode>>modeShift):
+		c.dom.Store(uint64(core.DomMixed))
+		c.pmu.Lock()
+		w.pnext, c.pend = c.pend, w
+		c.npend.Add(1)
+		c.pmu.Unlock()
+	default:
+		w.park.Broadcast()
+	}
+}
+
+// deliver wakes the pending waiters of domain d (the caller's).
+func (c *Cond) deliver(d core.Domain) {
+	c.pmu.Lock()
+	for p := &c.pend; *p != nil; {
+		w := *p
+		if core.Domain(w.mode.Load()>>modeShift) != d {
+			p = &w.pnext
+			continue
+		}
+		*p, w.pnext = w.pnext, nil
+		c.npend.Add(-1)
+		w.park.Broadcast()
+	}
+	c.pmu.Unlock()
+}
+
 
 // expire ends a timed-out or cancelled wait, unless a Signal already
 // chose the waiter or the wait is over. It takes no lock: the waiter
 // leaves the queue itself, or a Signal skips it.
 func (c *Cond) expire(w *waiter, expect, gen uint64) {
 	c.decide(w, expect, gen, stGone)
+	if c.npend.Load() != 0 {
+		c.deliver(core.CurDomain())
+	}
 }
 
 func (c *Cond) release(b *binding) int {
@@ -566,6 +736,7 @@ func (c *Cond) restore(b *binding, n int) {
 // requires the monitor held.)
 func (c *Cond) Signal() {
 	if c.used() {
+		c.touch()
 		c.signal()
 	}
 }
@@ -576,6 +747,7 @@ func (c *Cond) Broadcast() {
 	if !c.used() {
 		return
 	}
+	c.touch()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for w := c.head; w != nil; w = c.head {

@@ -8,17 +8,31 @@ import (
 	"github.com/locksmith-go/locksmith/internal/core"
 )
 
-// The wait-timeout watchdog. There is no timer per blocked goroutine and
-// no goroutine while nothing waits: one shared time.AfterFunc timer is
-// armed when a goroutine parks (or the timeout is configured while some
-// are parked) and re-arms itself, every timeout/4, for as long as any
-// goroutine is parked on a locksmith lock. A wait is reported once, at most
-// a quarter of the timeout late.
+// The wait-timeout watchdog. There is no timer per blocked goroutine: one
+// shared time.AfterFunc timer re-arms itself every timeout/4 for as long as
+// a wait timeout is configured, and each firing scans the registry of
+// blocked goroutines (a short goroutine run by the timer; none between
+// scans). A wait is reported once, at most a quarter of the timeout late.
 //
-// Each configuration starts its own chain of scans: a chain armed under an
-// older configuration (with, say, Order mode's 30 s timeout and a 7.5 s
-// period) stops at its next scan, so that a shorter timeout configured
-// later takes effect at once rather than after the old period.
+// The chain of scans is started, and only ever re-armed, by goroutines
+// outside testing/synctest bubbles: by Configure (and the configuration
+// installed at start-up), or by the next goroutine that parks outside any
+// bubble if the chain is not running. A goroutine that parks inside a
+// bubble never arms it: a timer made in a bubble belongs to the bubble, so
+// it would run on the bubble's fake clock, stop firing for good when the
+// bubble ends, and keep a bubble whose goroutines are all blocked busy
+// advancing fake time, where synctest should report the deadlock at once.
+// Waits inside bubbles are still reported, in real time (the registry's
+// clock is the runtime's monotonic clock), by the chain outside. That is
+// why the chain does not stop when nothing waits: a goroutine in a bubble
+// could not restart it.
+//
+// Each configuration starts its own chain: a chain armed under an older
+// configuration (with, say, Order mode's 30 s timeout and a 7.5 s period)
+// stops at its next scan, so that a shorter timeout configured later takes
+// effect at once rather than after the old period. If the new
+// configuration was installed from inside a bubble, which cannot start a
+// chain, the old chain carries on under it instead.
 var wd struct {
 	timeout atomic.Int64  // nanoseconds; 0 is off
 	gen     atomic.Uint64 // configuration generation, bumped by each install
@@ -37,7 +51,7 @@ func watchdogParked() {
 	g := wd.gen.Load()
 	d := time.Duration(wd.timeout.Load())
 	a := wd.armed.Load()
-	if d <= 0 || a == g {
+	if d <= 0 || a == g || core.InBubble() {
 		return
 	}
 	if wd.armed.CompareAndSwap(a, g) {
@@ -48,31 +62,28 @@ func watchdogParked() {
 func period(d time.Duration) time.Duration { return max(d/4, time.Millisecond) }
 
 func scan(g uint64) {
-	if wd.gen.Load() != g {
-		return // reconfigured: the new configuration runs its own scans
+	if cur := wd.gen.Load(); cur != g {
+		// Reconfigured. A configuration installed outside bubbles armed
+		// its own chain (armed moved on) and this one stops; otherwise
+		// this chain carries on under the new configuration.
+		if !wd.armed.CompareAndSwap(g, cur) {
+			return
+		}
+		g = cur
 	}
 	d := time.Duration(wd.timeout.Load())
+	if d <= 0 {
+		wd.armed.CompareAndSwap(g, 0)
+		return
+	}
 	now := core.Now()
 	var overdue []core.WaitInfo
-	waiting := false
 	core.Waiting(func(wi core.WaitInfo) {
-		waiting = true
-		if d > 0 && time.Duration(now-wi.Since) >= d && wi.MarkTimedOut() {
+		if time.Duration(now-wi.Since) >= d && wi.MarkTimedOut() {
 			overdue = append(overdue, wi)
 		}
 	})
-	if d > 0 && waiting {
-		time.AfterFunc(period(d), func() { scan(g) })
-	} else {
-		wd.armed.CompareAndSwap(g, 0)
-		// A goroutine that parked between the scan and the disarm saw the
-		// watchdog armed and did not arm it: look once more.
-		recheck := false
-		core.Waiting(func(core.WaitInfo) { recheck = true })
-		if recheck {
-			watchdogParked()
-		}
-	}
+	time.AfterFunc(period(d), func() { scan(g) })
 	// Reports go out after the next scan is scheduled, so that a reporter
 	// that panics or exits its goroutine (t.FailNow) cannot stop the
 	// watchdog.

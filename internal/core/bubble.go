@@ -24,21 +24,21 @@ import (
 // is in its bubble, and parking that anyone may end. The code that chooses
 // needs the domain of the goroutines involved, defined here.
 //
-// A domain is 0 for "none recorded", domOutside for goroutines outside any
+// A Domain is 0 for "none recorded", DomOutside for goroutines outside any
 // bubble, bubble n's ID plus one for the goroutines of bubble n,
-// domUnknown for a goroutine in a bubble whose ID could not be read (it is
+// DomUnknown for a goroutine in a bubble whose ID could not be read (it is
 // treated as foreign to every other domain, and never parks durably), and
-// domMixed, in a record, for "seen from more than one domain".
-type domain uint64
+// DomMixed, in a record, for "seen from more than one domain".
+type Domain uint64
 
 const (
-	domOutside domain = 1
-	domUnknown domain = 1<<24 - 1 // also the largest domain the cache can hold
-	domMixed   domain = ^domain(0)
+	DomOutside Domain = 1
+	DomUnknown Domain = 1<<24 - 1 // also the largest Domain the cache can hold
+	DomMixed   Domain = ^Domain(0)
 )
 
 // bubble reports whether d is a bubble that a waiter can park durably in.
-func (d domain) bubble() bool { return d > domOutside && d < domUnknown }
+func (d Domain) Bubble() bool { return d > DomOutside && d < DomUnknown }
 
 // inBubble reports whether the calling goroutine runs in a synctest bubble.
 // Inside a bubble time.Now carries no monotonic clock reading (the runtime
@@ -68,32 +68,30 @@ const (
 
 var domCache [domCacheSize]atomic.Uint64
 
-func cachedDomain(g int64) (domain, bool) {
+func cachedDomain(g int64) (Domain, bool) {
 	e := domCache[uint64(g)%domCacheSize].Load()
 	if e == 0 || int64(e>>domBits) != g {
 		return 0, false
 	}
-	return domain(e & (1<<domBits - 1)), true
+	return Domain(e & (1<<domBits - 1)), true
 }
 
-func cacheDomain(g int64, d domain) {
-	if g <= 0 || g > maxCachedG || d == 0 || d > domUnknown {
+func cacheDomain(g int64, d Domain) {
+	if g <= 0 || g > maxCachedG || d == 0 || d > DomUnknown {
 		return
 	}
 	domCache[uint64(g)%domCacheSize].Store(uint64(g)<<domBits | uint64(d))
 }
 
-// curDomain returns the calling goroutine's domain: a cache load when the
+// CurDomain returns the calling goroutine's domain: a cache load when the
 // goroutine has asked before, else the clock test and, in a bubble only,
 // the goroutine's own stack header (a few µs, once per goroutine).
-func curDomain() domain { return selfDomain(gid.Get()) }
-
-// selfDomain is curDomain for a caller that knows its goroutine ID g.
-func selfDomain(g int64) domain {
+func CurDomain() Domain {
+	g := gid.Get()
 	if d, ok := cachedDomain(g); ok {
 		return d
 	}
-	d := domOutside
+	d := DomOutside
 	if inBubble() {
 		var buf [128]byte
 		n := runtime.Stack(buf[:], false)
@@ -105,20 +103,20 @@ func selfDomain(g int64) domain {
 
 // InBubble reports whether the calling goroutine runs in a testing/synctest
 // bubble (for package detect's watchdog).
-func InBubble() bool { return curDomain() != domOutside }
+func InBubble() bool { return CurDomain() != DomOutside }
 
 // headerDomain reads the bubble from a goroutine header as
 // runtime/traceback.go writes it: "goroutine 7 [chan receive, synctest
 // bubble 3]:". A header without a readable bubble ID names no bubble the
-// code can match: domUnknown.
-func headerDomain(stack []byte) domain {
+// code can match: DomUnknown.
+func headerDomain(stack []byte) Domain {
 	if i := bytes.IndexByte(stack, '\n'); i >= 0 {
 		stack = stack[:i]
 	}
 	const mark = ", synctest bubble "
 	i := bytes.Index(stack, []byte(mark)) // before any labels
 	if i < 0 {
-		return domUnknown
+		return DomUnknown
 	}
 	rest := stack[i+len(mark):]
 	j := 0
@@ -126,23 +124,23 @@ func headerDomain(stack []byte) domain {
 		j++
 	}
 	id, err := strconv.ParseUint(string(rest[:j]), 10, 64)
-	if err != nil || id == 0 || id+1 >= uint64(domUnknown) {
-		return domUnknown
+	if err != nil || id == 0 || id+1 >= uint64(DomUnknown) {
+		return DomUnknown
 	}
-	return domain(id + 1)
+	return Domain(id + 1)
 }
 
-// domainOf returns goroutine g's domain. A cache miss costs a dump of every
+// domainOf returns goroutine g's Domain. A cache miss costs a dump of every
 // goroutine's stack (which stops the world for a moment, tens of µs), so
 // it is asked only by a goroutine that is about to park inside a bubble,
 // about a lock holder it has not met on a slow path. A goroutine that is
-// not found (it has exited) is reported as domUnknown.
-func domainOf(g int64) domain {
+// not found (it has exited) is reported as DomUnknown.
+func domainOf(g int64) Domain {
 	if d, ok := cachedDomain(g); ok {
 		return d
 	}
 	if g == gid.Get() {
-		return curDomain()
+		return CurDomain()
 	}
 	buf := make([]byte, 64<<10)
 	for {
@@ -160,8 +158,8 @@ func domainOf(g int64) domain {
 // dump and returns g's. The caller of synctest.Test is counted in the
 // bubble while it waits for the bubble to end ("[synctest.Run"), and
 // outside it afterwards, so it is reported but not cached.
-func fillFromDump(dump []byte, g int64) domain {
-	found := domUnknown
+func fillFromDump(dump []byte, g int64) Domain {
+	found := DomUnknown
 	for len(dump) > 0 {
 		line := dump
 		if i := bytes.IndexByte(dump, '\n'); i >= 0 {
@@ -182,7 +180,7 @@ func fillFromDump(dump []byte, g int64) domain {
 		if err != nil {
 			continue
 		}
-		d := domOutside
+		d := DomOutside
 		if bytes.Contains(line, []byte(", synctest bubble ")) {
 			d = headerDomain(line)
 		}

@@ -92,7 +92,7 @@ type Lock struct {
 
 	durDom   atomic.Uint64 // the durable waiters' domain; meaningful while durable is set; written under mu
 	ndurable int32         // queued durable waiters
-	wokenDom domain        // domain of the waiter wakeOne last dequeued (0: none yet)
+	wokenDom Domain        // domain of the waiter wakeOne last dequeued (0: none yet)
 }
 
 var ncpu = runtime.NumCPU()
@@ -130,7 +130,7 @@ type waiter struct {
 	g         int64
 	lock      *Lock
 	kind      *Kind
-	dom       domain        // the goroutine's domain (bubble.go)
+	dom       Domain        // the goroutine's domain (bubble.go)
 	ch        chan struct{} // buffered(1); made by the waiter when it first parks on it
 	sem       sync.Mutex    // the token when sema: see above
 	prev      *waiter       // guarded by lock.mu
@@ -183,13 +183,13 @@ func (l *Lock) TryAcquire(g int64) bool {
 // While durable waiters are queued it refuses a goroutine of another
 // domain (mayTake).
 func (l *Lock) tryAcquire(g int64, clear int64) bool {
-	var d domain // the caller's, looked up only if needed
+	var d Domain // the caller's, looked up only if needed
 	for {
 		s := l.state.Load()
 		if s>>ownerShift != 0 || s&flagStarving != 0 {
 			return false
 		}
-		if s&flagDurable != 0 && !l.mayTake(g, &d) {
+		if s&flagDurable != 0 && !l.mayTake(&d) {
 			return false
 		}
 		if l.state.CompareAndSwap(s, s&^clear|g<<ownerShift) {
@@ -272,7 +272,10 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 	if spin(l, g) {
 		return nil
 	}
-	w := &waiter{g: g, lock: l, kind: k, dom: selfDomain(g), start: nanotime()}
+	w := &waiter{g: g, lock: l, kind: k, dom: CurDomain(), start: nanotime()}
+	if w.dom != DomOutside {
+		w.sem.Lock() // no token yet: the sem parks of a waiter in a bubble block
+	}
 	var done <-chan struct{}
 	if ctx != nil {
 		done = ctx.Done()
@@ -403,24 +406,24 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 // see durableOK), on sem (any other waiter in a bubble), or on its own
 // channel (a goroutine outside bubbles).
 func (l *Lock) queueOrAcquire(w *waiter, clear, set int64) bool {
-	var d domain
+	var d Domain
 	for {
 		s := l.state.Load()
-		if s>>ownerShift == 0 && (s&flagDurable == 0 || l.mayTake(w.g, &d)) {
+		if s>>ownerShift == 0 && (s&flagDurable == 0 || l.mayTake(&d)) {
 			if l.state.CompareAndSwap(s, s&^clear|w.g<<ownerShift) {
 				return true
 			}
 			continue
 		}
 		n := s&^clear | flagWaiting | set
-		durable := w.dom.bubble() && l.durableOK(w, s)
+		durable := w.dom.Bubble() && l.durableOK(w, s)
 		if durable && s&flagDurable == 0 {
 			l.durDom.Store(uint64(w.dom)) // before the flag that publishes it
 			n |= flagDurable
 		}
 		if l.state.CompareAndSwap(s, n) {
 			w.durable = durable
-			w.sema = w.dom != domOutside && !durable
+			w.sema = w.dom != DomOutside && !durable
 			if durable {
 				l.ndurable++
 			}
@@ -429,14 +432,14 @@ func (l *Lock) queueOrAcquire(w *waiter, clear, set int64) bool {
 	}
 }
 
-// mayTake reports whether goroutine g may take the lock while durable
-// waiters are queued: only a goroutine of their bubble may. *d caches g's
-// domain across calls.
-func (l *Lock) mayTake(g int64, d *domain) bool {
+// mayTake reports whether the calling goroutine may take the lock while
+// durable waiters are queued: only a goroutine of their bubble may. *d
+// caches the caller's domain across calls.
+func (l *Lock) mayTake(d *Domain) bool {
 	if *d == 0 {
-		*d = selfDomain(g)
+		*d = CurDomain()
 	}
-	return domain(l.durDom.Load()) == *d
+	return Domain(l.durDom.Load()) == *d
 }
 
 // durableOK, under mu, reports whether w, in a bubble, may park durably in
@@ -448,7 +451,7 @@ func (l *Lock) mayTake(g int64, d *domain) bool {
 // took the lock on the fast path is looked up in the domain cache, or in a
 // dump of all goroutines: only waiters in bubbles ever pay for that.
 func (l *Lock) durableOK(w *waiter, s int64) bool {
-	if s&flagDurable != 0 && domain(l.durDom.Load()) != w.dom {
+	if s&flagDurable != 0 && Domain(l.durDom.Load()) != w.dom {
 		return false
 	}
 	if s&flagWoken != 0 && l.wokenDom != 0 && l.wokenDom != w.dom {
@@ -484,7 +487,7 @@ func (l *Lock) cancel(w *waiter) {
 // error. The rules on Lock make it impossible; a panic (which can be
 // recovered, and names the cause) is the better failure should they not.
 func (w *waiter) checkWaker() {
-	if w.durable && curDomain() != w.dom {
+	if w.durable && CurDomain() != w.dom {
 		panic("locksmith: internal error: wakeup of a goroutine durably blocked in a synctest bubble from outside it")
 	}
 }

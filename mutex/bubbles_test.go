@@ -1,0 +1,221 @@
+//go:build go1.25
+
+package mutex_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/mutex"
+)
+
+// Package-level locks, as a program shares them between tests that run in
+// testing/synctest bubbles and code outside any.
+var (
+	sharedMu  mutex.Mutex
+	sharedN   int // guarded by sharedMu
+	sharedMu2 mutex.Mutex
+)
+
+// A goroutine in a bubble waits for a package-level mutex held outside
+// the bubble: the holder's Unlock must wake it without the runtime's
+// "send on synctest channel from outside bubble" fatal error. A second
+// waiter outside the bubble, queued behind it, gets the mutex next.
+func TestSynctestMutexHeldOutsideBubble(t *testing.T) {
+	locked := make(chan struct{})
+	holder := make(chan struct{})
+	go func() { // the holder, outside any bubble
+		defer close(holder)
+		sharedMu2.Lock()
+		close(locked)
+		testutil.WaitFor(t, "both waiters queued", func() bool { return mutex.QueueLen(&sharedMu2) == 2 })
+		sharedMu2.Unlock()
+	}()
+	<-locked
+	outsider := make(chan struct{})
+	go func() {
+		defer close(outsider)
+		sharedMu2.Lock()
+		sharedMu2.Unlock()
+	}()
+	testutil.WaitFor(t, "outside waiter queued", func() bool { return mutex.QueueLen(&sharedMu2) == 1 })
+	synctest.Test(t, func(t *testing.T) {
+		sharedMu2.Lock() // blocks until the holder outside releases
+		assert.True(t, sharedMu2.Owned())
+		sharedMu2.Unlock()
+	})
+	testutil.Await(t, holder, "holder")
+	testutil.Await(t, outsider, "outside waiter")
+	assert.False(t, sharedMu2.Locked())
+}
+
+// The other way round: the holder is in the bubble, the waiter outside,
+// and a durable waiter of the bubble is queued too. The outside waiter is
+// served after the bubble's waiter (the bubble's goroutines can only be
+// woken from inside it), and nothing dies.
+func TestSynctestMutexHeldInsideBubble(t *testing.T) {
+	outsideStart := make(chan struct{}) // made outside: the bubble may send on it
+	outsideDone := make(chan struct{})
+	go func() {
+		defer close(outsideDone)
+		<-outsideStart
+		sharedMu2.Lock()
+		sharedMu2.Unlock()
+	}()
+	synctest.Test(t, func(t *testing.T) {
+		sharedMu2.Lock()
+		inner := make(chan struct{})
+		go func() {
+			defer close(inner)
+			sharedMu2.Lock()
+			sharedMu2.Unlock()
+		}()
+		synctest.Wait() // the bubble's waiter is durably blocked
+		require.Equal(t, 1, mutex.QueueLen(&sharedMu2))
+		close(outsideStart)
+		for mutex.QueueLen(&sharedMu2) != 2 {
+			runtime.Gosched() // the outside goroutine is not in the bubble: no synctest.Wait for it
+		}
+		sharedMu2.Unlock()
+		<-inner
+	})
+	testutil.Await(t, outsideDone, "outside waiter")
+	assert.False(t, sharedMu2.Locked())
+}
+
+// hammerShared takes sharedMu n times, through Lock, TryLock and LockContext
+// (with contexts that another goroutine cancels, so that some waits are
+// cancelled while queued), and counts its successful acquisitions.
+func hammerShared(n int, count *atomic.Int64) {
+	for i := range n {
+		switch i % 4 {
+		case 1:
+			if !sharedMu.TryLock() {
+				continue
+			}
+		case 2:
+			ctx, cancel := context.WithCancel(context.Background())
+			go cancel()
+			if sharedMu.LockContext(ctx) != nil {
+				cancel()
+				continue
+			}
+			cancel()
+		default:
+			sharedMu.Lock()
+		}
+		sharedN++
+		count.Add(1)
+		sharedMu.Unlock()
+	}
+}
+
+// Two bubbles and goroutines outside any hammer one package-level Mutex at
+// the same time. Before waiters chose how to park, this died with a fatal
+// error in a few runs of a few hundred iterations.
+func TestSynctestMutexSharedAcrossBubbles(t *testing.T) {
+	const workers, iters = 4, 2000
+	var count atomic.Int64
+	start := sharedN
+	testutil.AcrossBubbles(t, 2, func(t *testing.T) {
+		testutil.Workers(workers, func(int) { hammerShared(iters, &count) })
+	}, workers, func() { hammerShared(iters, &count) })
+	sharedMu.Lock()
+	assert.Equal(t, int(count.Load()), sharedN-start, "every acquisition was exclusive")
+	sharedMu.Unlock()
+	assert.Zero(t, mutex.QueueLen(&sharedMu))
+}
+
+// After being shared, a package-level Mutex used by one bubble only parks
+// that bubble's waiters durably again: durability is decided by who can
+// wake a waiter while it waits, not by the lock's history.
+func TestSynctestMutexDurableAgainAfterSharing(t *testing.T) {
+	TestSynctestMutexSharedAcrossBubbles(t)
+	synctest.Test(t, func(t *testing.T) {
+		sharedMu.Lock()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			sharedMu.Lock()
+			sharedMu.Unlock()
+		}()
+		synctest.Wait() // returns only if the waiter is durably blocked
+		assert.Equal(t, 1, mutex.QueueLen(&sharedMu))
+		time.Sleep(time.Hour) // fake time advances while the waiter waits
+		sharedMu.Unlock()
+		<-done
+	})
+}
+
+// Starvation mode engages inside a bubble: the lock's clock is real time,
+// so a waiter that keeps losing to a barging holder for more than 1 ms is
+// handed the lock (on the bubble's fake clock no time would pass). With
+// one P the barging holder runs until preempted; the waiter gets the
+// mutex only if it is handed over.
+func TestSynctestMutexStarvationInBubble(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var expired atomic.Bool
+	timer := time.AfterFunc(testutil.Liveness, func() { expired.Store(true) }) // outside the bubble: real time
+	defer timer.Stop()
+	synctest.Test(t, func(t *testing.T) {
+		var m mutex.Mutex
+		var got atomic.Bool
+		m.Lock()
+		go func() {
+			m.Lock()
+			got.Store(true)
+			m.Unlock()
+		}()
+		synctest.Wait()
+		for !got.Load() && !expired.Load() {
+			m.Unlock()
+			m.Lock()
+		}
+		m.Unlock()
+		assert.True(t, got.Load(), "the waiter never got the mutex: starvation mode did not engage")
+	})
+}
+
+// A deadlock inside a bubble, on locks of the bubble, with the wait-timeout
+// watchdog on (here configured from inside the bubble), fails at once with synctest's "all
+// goroutines in bubble are blocked": the watchdog's timer is not in the
+// bubble, so it neither keeps the bubble busy nor makes fake time advance
+// forever. It runs in a child process, since synctest reports the
+// deadlock by panicking the test.
+func TestSynctestDeadlockInBubbleFailsAtOnce(t *testing.T) {
+	if os.Getenv("LOCKSMITH_BUBBLE_DEADLOCK_CHILD") == "1" {
+		synctest.Test(t, func(t *testing.T) {
+			// Configured inside the bubble: a timer armed here would be
+			// the bubble's.
+			defer detect.Configure(detect.WithMode(detect.Order), detect.WithWaitTimeout(time.Minute))()
+			var m mutex.Mutex
+			never := make(chan struct{})
+			m.Lock()
+			go func() {
+				m.Lock() // waits for the main goroutine, which waits forever
+				m.Unlock()
+			}()
+			<-never
+		})
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Liveness)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSynctestDeadlockInBubbleFailsAtOnce$", "-test.timeout=10m")
+	cmd.Env = append(os.Environ(), "LOCKSMITH_BUBBLE_DEADLOCK_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, ctx.Err(), "the child hung instead of failing:\n%s", out)
+	require.Error(t, err, "the child's deadlocked bubble did not fail")
+	assert.Contains(t, string(out), "all goroutines in bubble are blocked")
+}
