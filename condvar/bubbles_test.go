@@ -79,14 +79,16 @@ func TestSynctestCondSharedAcrossBubbles(t *testing.T) {
 		{"monitor.Monitor", &sharedMon, sharedMonCnd},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			const workers, iters = 3, 1000
+			const rounds, workers, iters = 8, 3, 1000
 			ts := &turnstile{l: tc.l, c: tc.c, tokens: 2}
 			var ops atomic.Int64
 			var over atomic.Bool
-			testutil.AcrossBubbles(t, 2, func(t *testing.T) {
-				testutil.Workers(workers, func(int) { ts.run(iters, &ops, &over) })
-			}, workers, func() { ts.run(iters, &ops, &over) })
-			assert.Equal(t, int64(3*workers*iters), ops.Load())
+			for range rounds {
+				testutil.AcrossBubbles(t, 2, func(t *testing.T) {
+					testutil.Workers(workers, func(int) { ts.run(iters, &ops, &over) })
+				}, workers, func() { ts.run(iters, &ops, &over) })
+			}
+			assert.Equal(t, int64(rounds*3*workers*iters), ops.Load())
 			assert.False(t, over.Load(), "more than two tokens taken")
 			assert.Zero(t, tc.c.Waiters())
 		})

@@ -51,12 +51,14 @@ func hammerShared(n int, count *atomic.Int64) {
 // Two bubbles and goroutines outside any hammer one package-level Monitor
 // at the same time: nothing dies, and every acquisition is exclusive.
 func TestSynctestMonitorSharedAcrossBubbles(t *testing.T) {
-	const workers, iters = 4, 2000
+	const rounds, workers, iters = 8, 4, 2000
 	var count atomic.Int64
 	start := sharedN
-	testutil.AcrossBubbles(t, 2, func(t *testing.T) {
-		testutil.Workers(workers, func(int) { hammerShared(iters, &count) })
-	}, workers, func() { hammerShared(iters, &count) })
+	for range rounds {
+		testutil.AcrossBubbles(t, 2, func(t *testing.T) {
+			testutil.Workers(workers, func(int) { hammerShared(iters, &count) })
+		}, workers, func() { hammerShared(iters, &count) })
+	}
 	sharedMon.Lock()
 	assert.Equal(t, int(count.Load()), sharedN-start)
 	sharedMon.Unlock()

@@ -125,12 +125,14 @@ func hammerShared(n int, count *atomic.Int64) {
 // the same time. Before waiters chose how to park, this died with a fatal
 // error in a few runs of a few hundred iterations.
 func TestSynctestMutexSharedAcrossBubbles(t *testing.T) {
-	const workers, iters = 4, 2000
+	const rounds, workers, iters = 8, 4, 2000
 	var count atomic.Int64
 	start := sharedN
-	testutil.AcrossBubbles(t, 2, func(t *testing.T) {
-		testutil.Workers(workers, func(int) { hammerShared(iters, &count) })
-	}, workers, func() { hammerShared(iters, &count) })
+	for range rounds {
+		testutil.AcrossBubbles(t, 2, func(t *testing.T) {
+			testutil.Workers(workers, func(int) { hammerShared(iters, &count) })
+		}, workers, func() { hammerShared(iters, &count) })
+	}
 	sharedMu.Lock()
 	assert.Equal(t, int(count.Load()), sharedN-start, "every acquisition was exclusive")
 	sharedMu.Unlock()
@@ -159,10 +161,11 @@ func TestSynctestMutexDurableAgainAfterSharing(t *testing.T) {
 }
 
 // Starvation mode engages inside a bubble: the lock's clock is real time,
-// so a waiter that keeps losing to a barging holder for more than 1 ms is
-// handed the lock (on the bubble's fake clock no time would pass). With
-// one P the barging holder runs until preempted; the waiter gets the
-// mutex only if it is handed over.
+// so a waiter that keeps losing to a barging holder for more than 1 ms
+// switches the mutex to starvation mode (on the bubble's fake clock no
+// time would pass, and it never would). The holder holds the mutex nearly
+// all the time and looks for the mode before each release; with one P the
+// waiter runs only when the holder is preempted (every 10 ms).
 func TestSynctestMutexStarvationInBubble(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var expired atomic.Bool
@@ -170,20 +173,29 @@ func TestSynctestMutexStarvationInBubble(t *testing.T) {
 	defer timer.Stop()
 	synctest.Test(t, func(t *testing.T) {
 		var m mutex.Mutex
-		var got atomic.Bool
+		var stop atomic.Bool
 		m.Lock()
-		go func() {
-			m.Lock()
-			got.Store(true)
-			m.Unlock()
+		done := make(chan struct{})
+		go func() { // the waiter; it may win a race now and then, so it keeps trying
+			defer close(done)
+			for !stop.Load() {
+				m.Lock()
+				m.Unlock()
+			}
 		}()
 		synctest.Wait()
-		for !got.Load() && !expired.Load() {
+		starving := false
+		for !starving && !expired.Load() {
+			for i := 0; i < 1000; i++ {
+				starving = starving || mutex.Starving(&m)
+			}
 			m.Unlock()
 			m.Lock()
 		}
+		stop.Store(true)
 		m.Unlock()
-		assert.True(t, got.Load(), "the waiter never got the mutex: starvation mode did not engage")
+		<-done
+		assert.True(t, starving, "starvation mode never engaged")
 	})
 }
 

@@ -623,6 +623,9 @@ func (l *Lock) remove(w *waiter) {
 	}
 }
 
+// Starving reports whether the lock is in starvation mode (for tests).
+func (l *Lock) Starving() bool { return l.state.Load()&flagStarving != 0 }
+
 // QueueLen returns the number of parked waiters (for tests and Dump).
 func (l *Lock) QueueLen() int {
 	l.mu.Lock()
