@@ -596,6 +596,7 @@ func (c *Cond) decide(w *waiter, expect, gen, d uint64) bool {
 	c.notify(w)
 	return true
 }
+
 // Sharing a Cond across testing/synctest bubbles.
 //
 // A goroutine outside bubbles parks on its sync.Cond: anyone may wake it. A
@@ -700,7 +701,6 @@ func (c *Cond) deliver(d core.Domain) {
 	}
 	c.pmu.Unlock()
 }
-
 
 // expire ends a timed-out or cancelled wait, unless a Signal already
 // chose the waiter or the wait is over. It takes no lock: the waiter

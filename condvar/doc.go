@@ -37,5 +37,9 @@
 // wait takes once to queue and a Signal once to dequeue, since Signal may
 // be called without the user's lock. Each waiter parks on its own sync.Cond
 // (reused, so a Wait without a time limit allocates nothing in the steady
-// state), which a testing/synctest bubble counts as durably blocked.
+// state), which a testing/synctest bubble counts as durably blocked. A
+// Cond made inside a bubble and used only by its goroutines keeps that; a
+// Cond made outside (a package-level one) or used from two domains is safe
+// to share, but its waiters in bubbles are not durably blocked (see Cond
+// and docs/synctest.md).
 package condvar

@@ -38,8 +38,11 @@ var ErrNilContext = core.ErrNilContext
 // goroutine may Lock it again; each Lock adds one to the hold count and
 // each Unlock takes one away; the monitor is released at zero. Unlock from
 // any other goroutine panics with ErrNotOwner and changes nothing.
-// Goroutines blocked in Lock park on a channel: they count as durably
-// blocked inside a testing/synctest bubble.
+// Goroutines blocked in Lock park on a channel. Inside a testing/synctest
+// bubble they are durably blocked when the holder and the other waiters
+// are goroutines of their bubble; a Monitor may be shared across bubbles
+// and with goroutines outside them, but such waits are not durable (see
+// mutex.Mutex and docs/synctest.md).
 //
 // Re-entry costs no atomic write: the owner sees its own ID in the lock
 // word and increments a count that only it touches. Fairness and

@@ -41,8 +41,11 @@ var ErrNilContext = core.ErrNilContext
 // A locked Mutex is associated with the goroutine that locked it. Lock from
 // that goroutine panics with ErrRecursiveLock; Unlock from any other
 // goroutine panics with ErrNotOwner. Goroutines blocked in Lock park on a
-// channel: they count as durably blocked inside a testing/synctest bubble
-// and show in the block profile.
+// channel and show in the block profile. Inside a testing/synctest bubble
+// a waiter is durably blocked when the holder and the other waiters are
+// goroutines of its bubble; a Mutex shared with goroutines outside the
+// bubble or in another one works (it never makes the runtime kill the
+// program), but such a wait is not durable: see docs/synctest.md.
 //
 // Fairness is sync.Mutex's: waiters queue in FIFO order, but a goroutine
 // that arrives while the mutex is free may take it ahead of a woken waiter,

@@ -55,6 +55,7 @@ func (r *round) run() bool {
 		r.tokenQueue(k)
 	}
 	r.orderedNesting()
+	r.bubbleSharing()
 
 	done := make(chan struct{})
 	go func() { r.wg.Wait(); close(done) }()

@@ -45,6 +45,21 @@ type Config struct {
 
 	// Seed seeds the random choice of operations and timeouts.
 	Seed uint64
+
+	// Bubble, if set, runs body in a new testing/synctest bubble and
+	// returns when it has finished; a test passes
+	//
+	//	func(body func()) {
+	//		t.Run("bubble", func(t *testing.T) {
+	//			synctest.Test(t, func(*testing.T) { body() })
+	//		})
+	//	}
+	//
+	// Each round then also runs a workload that shares its locks and Cond
+	// between goroutines outside any bubble and those of two bubbles. (A
+	// bubble can only be made by a test: testing/synctest has no other
+	// entry point, which is why lockbench -soak cannot run it.)
+	Bubble func(body func())
 }
 
 // Defaults for the zero fields of Config.

@@ -1,0 +1,101 @@
+//go:build go1.25
+
+package core
+
+import (
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksmith-go/locksmith/internal/gid"
+)
+
+// The detector's clock is real time inside a bubble too: a reading taken
+// inside lies between readings taken outside just before and just after,
+// however far the bubble's fake clock has moved.
+func TestNowIsRealInsideBubble(t *testing.T) {
+	before := Now()
+	var inside int64
+	synctest.Test(t, func(t *testing.T) {
+		inside = Now()
+	})
+	after := Now()
+	assert.LessOrEqual(t, before, inside)
+	assert.LessOrEqual(t, inside, after)
+}
+
+// CurDomain tells goroutines outside bubbles from those of each bubble,
+// and domainOf finds another goroutine's domain (through a dump of all
+// goroutines when the cache does not know it).
+func TestDomains(t *testing.T) {
+	assert.Equal(t, DomOutside, CurDomain())
+	var mu sync.Mutex
+	var doms []Domain
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			synctest.Test(t, func(t *testing.T) {
+				d := CurDomain()
+				assert.True(t, d.Bubble(), "domain %d", d)
+				assert.Equal(t, d, CurDomain(), "stable")
+				ch := make(chan int64)
+				block := make(chan struct{})
+				go func() {
+					ch <- gid.Get()
+					<-block
+				}()
+				g := <-ch
+				synctest.Wait()
+				// g has never asked: the cache cannot know it.
+				assert.Equal(t, d, domainOf(g), "another goroutine of the bubble")
+				mu.Lock()
+				doms = append(doms, d)
+				mu.Unlock()
+				close(block)
+			})
+		})
+	}
+	wg.Wait()
+	require.Len(t, doms, 2)
+	assert.NotEqual(t, doms[0], doms[1], "two bubbles, two domains")
+}
+
+func TestHeaderDomain(t *testing.T) {
+	for _, tc := range []struct {
+		header string
+		want   Domain
+	}{
+		{"goroutine 7 [running, synctest bubble 3]:\nmain.f()", 4},
+		{"goroutine 7 [chan receive (durable), 2 minutes, synctest bubble 12]:", 13},
+		{`goroutine 7 [select, synctest bubble 1] labels:{"k": ", synctest bubble 9"}:`, 2},
+		{"goroutine 7 [running]:", DomUnknown},
+		{"goroutine 7 [running, synctest bubble x]:", DomUnknown},
+		{"goroutine 7 [running, synctest bubble 99999999]:", DomUnknown},
+	} {
+		assert.Equal(t, tc.want, headerDomain([]byte(tc.header)), tc.header)
+	}
+}
+
+// A dump names every goroutine's domain; the caller of synctest.Test is
+// counted in the bubble only while it waits for the bubble, so it is not
+// cached.
+func TestFillFromDump(t *testing.T) {
+	const a, b, root = 1 << 39, 1<<39 + 1, 1<<39 + 2 // IDs no real goroutine has
+	dump := "goroutine 549755813888 [running]:\nmain.f()\n\n" +
+		"goroutine 549755813889 [sync.Cond.Wait (durable), synctest bubble 5]:\nmain.g()\n\n" +
+		"goroutine 549755813890 [synctest.Run (durable), synctest bubble 5]:\nmain.h()\n"
+	assert.Equal(t, Domain(6), fillFromDump([]byte(dump), b))
+	d, ok := cachedDomain(a)
+	assert.True(t, ok)
+	assert.Equal(t, DomOutside, d)
+	d, ok = cachedDomain(b)
+	assert.True(t, ok)
+	assert.Equal(t, Domain(6), d)
+	assert.Equal(t, Domain(6), fillFromDump([]byte(dump), root))
+	_, ok = cachedDomain(root)
+	assert.False(t, ok, "the caller of synctest.Test is not cached")
+	assert.Equal(t, DomUnknown, fillFromDump([]byte(dump), 3), "a goroutine not in the dump")
+}

@@ -1,0 +1,120 @@
+package stress
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+
+	"github.com/locksmith-go/locksmith/condvar"
+	"github.com/locksmith-go/locksmith/monitor"
+	"github.com/locksmith-go/locksmith/mutex"
+)
+
+// bubbleSharing runs when Config.Bubble is set: one Mutex, one Monitor and
+// a Cond on the Mutex are used at the same time by goroutines outside any
+// bubble and by the goroutines of two testing/synctest bubbles. Go kills
+// the program if a goroutine durably blocked in a bubble is woken from
+// outside it; the locks must never let that happen, must keep mutual
+// exclusion and hold counts, and the Cond must lose no wakeup (a token
+// turnstile: every return of a token signals, so the workload finishes).
+func (r *round) bubbleSharing() {
+	if r.cfg.Bubble == nil {
+		return
+	}
+	var (
+		m       mutex.Mutex
+		mon     monitor.Monitor
+		c       = condvar.New(&m)
+		counter int // guarded by m
+		monN    int // guarded by mon
+		tokens  = 2 // guarded by m
+		want    atomic.Int64
+		monWant atomic.Int64
+	)
+	const name = "bubble sharing"
+	body := func(w *worker, seed uint64) {
+		rng := rand.New(rand.NewPCG(seed, 0))
+		var n, monNLocal int64
+		var ops [numPrims]int64
+		for range r.cfg.Ops {
+			switch rng.IntN(4) {
+			case 0:
+				m.Lock()
+				counter++
+				m.Unlock()
+				n++
+				ops[pMutex] += 2
+			case 1:
+				ctx, cancel := context.WithCancel(context.Background())
+				if rng.IntN(2) == 0 {
+					go cancel() // sometimes while the goroutine waits
+				}
+				if m.LockContext(ctx) == nil {
+					counter++
+					m.Unlock()
+					n++
+					ops[pMutex]++
+				}
+				cancel()
+				ops[pMutex]++
+			case 2:
+				mon.Lock()
+				mon.Lock()
+				if h := mon.HoldCount(); h != 2 {
+					w.anomalyf("hold count %d after two Locks", h)
+				}
+				monN++
+				mon.Unlock()
+				mon.Unlock()
+				monNLocal++
+				ops[pMonitor] += 5
+			default:
+				m.Lock()
+				for tokens == 0 {
+					c.Wait()
+					ops[pCondMutex]++
+				}
+				tokens--
+				m.Unlock()
+				m.Lock()
+				tokens++
+				c.Signal()
+				m.Unlock()
+				ops[pCondMutex]++
+				ops[pMutex] += 4
+			}
+		}
+		want.Add(n)
+		monWant.Add(monNLocal)
+		for i, k := range ops {
+			r.ops[i].Add(k)
+		}
+	}
+	for g := range r.cfg.Goroutines {
+		r.spawn(fmt.Sprintf("%s outside #%d", name, g), func(w *worker) { body(w, w.rng.Uint64()) })
+	}
+	for b := range 2 {
+		r.spawn(fmt.Sprintf("%s bubble #%d", name, b), func(w *worker) {
+			seed := w.rng.Uint64()
+			r.cfg.Bubble(func() {
+				var wg sync.WaitGroup
+				for g := range r.cfg.Goroutines {
+					wg.Go(func() { body(w, seed+uint64(g)) })
+				}
+				wg.Wait()
+			})
+		})
+	}
+	r.atEnd(func() {
+		if int64(counter) != want.Load() || int64(monN) != monWant.Load() {
+			r.an.addf("%s (round %d): mutex counter %d for %d increments, monitor counter %d for %d",
+				name, r.n+1, counter, want.Load(), monN, monWant.Load())
+		}
+		if tokens != 2 || c.Waiters() != 0 || m.Locked() || mon.Locked() {
+			r.an.addf("%s (round %d): %d tokens, %d waiters, mutex locked %v, monitor locked %v at the end",
+				name, r.n+1, tokens, c.Waiters(), m.Locked(), mon.Locked())
+		}
+	})
+}

@@ -1,0 +1,37 @@
+//go:build go1.25
+
+package stress_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/stress"
+)
+
+// TestStressAcrossBubbles runs the stress mix with its bubble workload: a
+// Mutex, a Monitor and a Cond shared by goroutines outside any bubble and
+// by two testing/synctest bubbles, in each detection mode.
+func TestStressAcrossBubbles(t *testing.T) {
+	for _, mode := range []detect.Mode{detect.Off, detect.Cycles, detect.Order} {
+		t.Run(mode.String(), func(t *testing.T) {
+			cfg := stress.Config{Mode: mode, Rounds: 4, Bubble: func(body func()) {
+				// t.Run, which may be called from several goroutines at
+				// once: each bubble gets its own T.
+				t.Run("bubble", func(t *testing.T) { synctest.Test(t, func(*testing.T) { body() }) })
+			}}
+			if testing.Short() {
+				cfg.Ops = 20
+			}
+			res, err := stress.Run(context.Background(), cfg)
+			require.NoError(t, err)
+			assert.True(t, res.OK(), "anomalies:\n%s", res.String())
+			assert.Zero(t, res.Reports)
+		})
+	}
+}
