@@ -34,7 +34,16 @@ func (r *round) bubbleSharing() {
 		monWant atomic.Int64
 	)
 	const name = "bubble sharing"
+	// Everyone starts once all have arrived, so that the sides overlap.
+	// The gate is a channel made outside any bubble: all may wait on it.
+	gate := make(chan struct{})
+	var arrived atomic.Int32
+	all := int32(3 * r.cfg.Goroutines)
 	body := func(w *worker, seed uint64) {
+		if arrived.Add(1) == all {
+			close(gate)
+		}
+		<-gate
 		rng := rand.New(rand.NewPCG(seed, 0))
 		var n, monNLocal int64
 		var ops [numPrims]int64
