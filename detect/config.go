@@ -120,7 +120,9 @@ func WithReporter(f func(*Report)) Option { return func(c *config) { c.reporter 
 // lock for longer than d, naming the holder and its current stack. d > 0
 // turns the report on in Cycles and Order modes; d == 0 turns it off.
 // Without this option Order mode uses DefaultOrderWaitTimeout and Cycles
-// mode has none. A negative d panics.
+// mode has none. A negative d panics. Waits are measured in real time, also
+// inside testing/synctest bubbles, by one timer outside any bubble that
+// fires every d/4 while d > 0.
 func WithWaitTimeout(d time.Duration) Option {
 	if d < 0 {
 		panic(fmt.Sprintf("detect: WithWaitTimeout(%v): negative", d))
