@@ -110,7 +110,11 @@ func (r *round) bubbleSharing() {
 			r.cfg.Bubble(func() {
 				var wg sync.WaitGroup
 				for g := range r.cfg.Goroutines {
-					wg.Go(func() { body(w, seed+uint64(g)) })
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						body(w, seed+uint64(g))
+					}()
 				}
 				wg.Wait()
 			})
