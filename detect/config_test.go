@@ -221,8 +221,6 @@ func TestHelperProcess(t *testing.T) {
 	switch role {
 	case "mode":
 		os.Stdout.WriteString("mode=" + detect.CurrentMode().String() + "\n")
-	case "godeadlock-hidden-holder":
-		goDeadlockHiddenHolderChild(t)
 	default:
 		t.Fatalf("unknown helper role %q", role)
 	}
@@ -270,7 +268,9 @@ func TestConfigureConcurrentWithLocking(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 4 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for {
 				select {
 				case <-stop:
@@ -289,7 +289,7 @@ func TestConfigureConcurrentWithLocking(t *testing.T) {
 					c.Unlock()
 				}
 			}
-		})
+		}()
 	}
 	modes := []detect.Mode{detect.Off, detect.Cycles, detect.Order}
 	for i := range 300 {

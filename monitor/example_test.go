@@ -33,7 +33,11 @@ func ExampleMonitor() {
 	var a account
 	var wg sync.WaitGroup
 	for range 5 {
-		wg.Go(func() { a.DepositTwice(10) })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.DepositTwice(10)
+		}()
 	}
 	wg.Wait()
 	fmt.Println(a.balance)

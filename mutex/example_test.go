@@ -17,11 +17,13 @@ func ExampleMutex() {
 		wg    sync.WaitGroup
 	)
 	for range 10 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			mu.Lock()
 			defer mu.Unlock()
 			count++
-		})
+		}()
 	}
 	wg.Wait()
 	fmt.Println(count)

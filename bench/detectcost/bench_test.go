@@ -3,7 +3,7 @@
 // The benchmarks need syscall.Getrusage for CPU time, hence the build
 // constraint; the tests build everywhere.
 
-package detect_test
+package detectcost_test
 
 import (
 	"fmt"
@@ -167,7 +167,9 @@ func benchContended(b *testing.B, goroutines int, c benchCase) {
 		if g < b.N%goroutines {
 			n++
 		}
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			defer func() {
 				if v := recover(); v != nil {
 					b.Errorf("Lock panicked: %v", v)
@@ -179,7 +181,7 @@ func benchContended(b *testing.B, goroutines int, c benchCase) {
 				shared++
 				l.Unlock()
 			}
-		})
+		}()
 	}
 	b.ResetTimer()
 	cpu0, t0 := cpuTime(), time.Now()

@@ -1,4 +1,4 @@
-package detect_test
+package detectdiff_test
 
 import (
 	"bytes"
@@ -268,7 +268,9 @@ func gdNoDeadlocks(t *testing.T) int {
 	var c deadlock.RWMutex
 	var wg sync.WaitGroup
 	for range 10 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 5 {
 				a.Lock()
 				b.Lock()
@@ -278,8 +280,10 @@ func gdNoDeadlocks(t *testing.T) int {
 				b.Unlock()
 				a.Unlock()
 			}
-		})
-		wg.Go(func() {
+		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 5 {
 				a.RLock()
 				b.Lock()
@@ -289,7 +293,7 @@ func gdNoDeadlocks(t *testing.T) int {
 				b.Unlock()
 				a.RUnlock()
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	return h.count()
@@ -302,7 +306,9 @@ func gdTryLockNoDeadlocks(t *testing.T) int {
 	var c deadlock.RWMutex
 	var wg sync.WaitGroup
 	for range 10 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 5 {
 				if a.TryLock() {
 					if b.TryLock() {
@@ -315,8 +321,10 @@ func gdTryLockNoDeadlocks(t *testing.T) int {
 					a.Unlock()
 				}
 			}
-		})
-		wg.Go(func() {
+		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 5 {
 				if a.TryRLock() {
 					if b.TryLock() {
@@ -329,7 +337,7 @@ func gdTryLockNoDeadlocks(t *testing.T) int {
 					a.RUnlock()
 				}
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	return h.count()
@@ -385,7 +393,9 @@ func gdConcurrentLockOrder(t *testing.T) int {
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 20 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			<-start
 			for range 10 {
 				b.Lock()
@@ -393,7 +403,7 @@ func gdConcurrentLockOrder(t *testing.T) int {
 				a.Unlock()
 				b.Unlock()
 			}
-		})
+		}()
 	}
 	close(start)
 	wg.Wait()
@@ -498,23 +508,27 @@ func gdManyReaders(t *testing.T) int {
 	var mu deadlock.RWMutex
 	var wg sync.WaitGroup
 	for range 100 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 50 {
 				mu.RLock()
 				runtime.Gosched()
 				mu.RUnlock()
 			}
-		})
+		}()
 	}
 	for range 3 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 10 {
 				mu.Lock()
 				runtime.Gosched()
 				mu.Unlock()
 				runtime.Gosched()
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	return h.count()
@@ -588,24 +602,6 @@ func gdMutexTryLock(t *testing.T) int {
 type gdHeavy struct {
 	deadlock.Mutex
 	data [1 << 20]byte
-}
-
-// retainedMiB returns how much more heap is in use, after collection, than
-// before.
-func retainedMiB(before runtime.MemStats) float64 {
-	runtime.GC()
-	runtime.GC()
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	return (float64(after.HeapInuse) - float64(before.HeapInuse)) / (1 << 20)
-}
-
-func baseline() runtime.MemStats {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms
 }
 
 func gdOrderMapGC(t *testing.T) int {
@@ -762,7 +758,9 @@ func lsNoDeadlocks(t *testing.T) int {
 	var wg sync.WaitGroup
 	for range 10 {
 		for range 2 {
-			wg.Go(func() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
 				for range 5 {
 					a.Lock()
 					b.Lock()
@@ -772,7 +770,7 @@ func lsNoDeadlocks(t *testing.T) int {
 					b.Unlock()
 					a.Unlock()
 				}
-			})
+			}()
 		}
 	}
 	wg.Wait()
@@ -785,7 +783,9 @@ func lsTryLockNoDeadlocks(t *testing.T) int {
 	var b, c mutex.Mutex
 	var wg sync.WaitGroup
 	for range 20 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 5 {
 				if a.TryLock() {
 					if b.TryLock() {
@@ -798,7 +798,7 @@ func lsTryLockNoDeadlocks(t *testing.T) int {
 					a.Unlock()
 				}
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	return len(rec.all())
@@ -835,12 +835,14 @@ func lsConcurrentLockOrder(t *testing.T) int {
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 20 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			<-start
 			for range 10 {
 				lockPair(b, a)
 			}
-		})
+		}()
 	}
 	close(start)
 	wg.Wait()
@@ -962,23 +964,27 @@ func lsManyReaders(t *testing.T) int {
 	var mu monitor.Monitor
 	var wg sync.WaitGroup
 	for range 100 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 50 {
 				mu.Lock()
 				runtime.Gosched()
 				mu.Unlock()
 			}
-		})
+		}()
 	}
 	for range 3 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 10 {
 				mu.Lock()
 				runtime.Gosched()
 				mu.Unlock()
 				runtime.Gosched()
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	return len(rec.all())
