@@ -138,9 +138,19 @@ func TestConfigureDroppedRestoreFolds(t *testing.T) {
 }
 
 func TestConfigureRejectsBadOptions(t *testing.T) {
-	assert.Panics(t, func() { detect.WithMode(detect.Mode(3)) })
-	assert.Panics(t, func() { detect.WithMode(detect.Mode(-1)) })
-	assert.Panics(t, func() { detect.WithWaitTimeout(-time.Second) })
+	for _, tc := range []struct {
+		call func()
+		msg  string
+	}{
+		{func() { detect.WithMode(detect.Mode(3)) }, "detect: WithMode(3): not Off, Cycles or Order"},
+		{func() { detect.WithMode(detect.Mode(-1)) }, "detect: WithMode(-1): not Off, Cycles or Order"},
+		{func() { detect.WithWaitTimeout(-time.Second) }, "detect: WithWaitTimeout(-1s): negative"},
+	} {
+		err, ok := catch(tc.call).(error)
+		require.True(t, ok, "%s: want an error panic", tc.msg)
+		assert.ErrorIs(t, err, detect.ErrBadOption)
+		assert.EqualError(t, err, tc.msg)
+	}
 }
 
 func TestParseMode(t *testing.T) {
