@@ -109,8 +109,8 @@ func WithMode(m Mode) Option {
 // itself use locksmith locks. nil restores the stderr print.
 //
 // For a Deadlock, the goroutine that would close the cycle still panics
-// (or LockContext still returns the error) after f returns, since waiting
-// on would block it forever.
+// (or LockContext still returns the error, or LockTimeout false) after f
+// returns, since waiting on would block it forever.
 //
 // f may panic or end its goroutine (runtime.Goexit, as t.FailNow does).
 // For a Deadlock or LockOrder report, that goes on in the goroutine that
