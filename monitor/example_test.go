@@ -3,7 +3,6 @@ package monitor_test
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/locksmith-go/locksmith/monitor"
@@ -39,21 +38,16 @@ func (a *Account) Withdraw(n int) {
 	a.balance -= n
 }
 
-// Transfer holds one account's monitor at a time, so two transfers in
+// Each transfer holds one account's monitor at a time, so two transfers in
 // opposite directions cannot deadlock.
-func (a *Account) Transfer(to *Account, n int) {
-	a.Withdraw(n)
-	to.Deposit(n)
-}
-
 func ExampleMonitor() {
 	var alice, bob Account
 	alice.Deposit(100)
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); alice.Transfer(&bob, 70) }()
-	go func() { defer wg.Done(); bob.Transfer(&alice, 50) }() // waits for the 70
-	wg.Wait()
+	done := make(chan bool)
+	go func() { bob.Withdraw(50); alice.Deposit(50); done <- true }() // waits for bob's funds
+	alice.Withdraw(70)
+	bob.Deposit(70)
+	<-done
 	fmt.Println(alice.Balance(), bob.Balance())
 	// Output: 80 20
 }
