@@ -111,5 +111,5 @@
 // it for goroutines beyond what the table finds.
 // The detector never keeps a lock alive: a lock's metadata is dropped, with
 // its graph edges and cached chains, when the lock is garbage collected.
-// See the README for measured figures.
+// BENCHMARKS.md, at the root of the repository, has measured figures.
 package detect

@@ -21,7 +21,7 @@ import (
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
-// The cost of detection (issue 3, point 7), each ratio within one run:
+// The cost of detection, each ratio within one run:
 // Cycles against Off for the uncontended pair; Order mode against
 // go-deadlock's default mode and sync.Mutex for two nested locks; Order
 // mode against go-deadlock for contended throughput. Every case goes

@@ -25,7 +25,7 @@ import (
 // The differential test runs every scenario of go-deadlock v0.3.9's own
 // test suite (deadlock_test.go, trylock_test.go, gc_go124_test.go and the
 // non-synctest case of synctest_comparison_test.go), ported to our types,
-// against both go-deadlock and locksmith, plus the cases the issue lists
+// against both go-deadlock and locksmith, plus the cases
 // that go-deadlock misses. What go-deadlock catches in a scenario that is
 // a real or potential deadlock in our port, we must catch too; where its
 // report is a false positive in our port, we must not report.
@@ -118,7 +118,7 @@ func (h *gdHarness) count() int { return int(h.hits.Load()) }
 // our side.
 type differential struct {
 	name   string
-	origin string // the go-deadlock test it ports, or "issue 3"
+	origin string // the go-deadlock test it ports, or "beyond its suite"
 	// real: the scenario is a real or potential deadlock in our port, so
 	// whatever go-deadlock catches we must catch. Otherwise, what
 	// go-deadlock reports is a false positive for our types.
@@ -232,29 +232,29 @@ var differentials = []differential{
 		theirs: gdOrderMapGC, ours: lsOrderMapGC, wantTheirs: 0, wantOurs: 0,
 	},
 	{
-		name: "TwoGoroutineDeadlock", origin: "issue 3: a real deadlock, no timeout", real: true,
+		name: "TwoGoroutineDeadlock", origin: "beyond its suite: a real deadlock, no timeout", real: true,
 		theirs: gdCycle(2), ours: lsCycle(2), wantTheirs: 1, wantOurs: 1,
 	},
 	{
-		name: "ThreeGoroutineDeadlock", origin: "issue 3: A->B->C->A, a real deadlock", real: true,
+		name: "ThreeGoroutineDeadlock", origin: "beyond its suite: A->B->C->A, a real deadlock", real: true,
 		theirs: gdCycle(3), ours: lsCycle(3), wantTheirs: 0, wantOurs: 1,
 	},
 	{
-		name: "ThreeLockOrderCycle", origin: "issue 3: A->B->C->A, potential", real: true,
+		name: "ThreeLockOrderCycle", origin: "beyond its suite: A->B->C->A, potential", real: true,
 		theirs: gdThreeLockOrder, ours: lsThreeLockOrder, wantTheirs: 0, wantOurs: 1,
 	},
 	{
-		name: "FailedTryLockHidesHolder", origin: "issue 3: failed TryLock erases the holder", real: true,
+		name: "FailedTryLockHidesHolder", origin: "beyond its suite: failed TryLock erases the holder", real: true,
 		theirs: gdHiddenHolderOrder, ours: lsHiddenHolderOrder, wantTheirs: 0, wantOurs: 1,
 	},
 	{
-		name: "FailedTryLockHidesHolderWait", origin: "issue 3: ... so a long wait is never reported", real: true,
+		name: "FailedTryLockHidesHolderWait", origin: "beyond its suite: ... so a long wait is never reported", real: true,
 		theirs: gdHiddenHolderWait, ours: lsHiddenHolderWait, wantTheirs: 0, wantOurs: 1,
 	},
 	{
 		// Recursive read locking is allowed by sync.RWMutex (while no
 		// writer waits) and re-entry by a Monitor: go-deadlock reports it.
-		name: "Reentry", origin: "issue 3: re-entry reported as a deadlock",
+		name: "Reentry", origin: "beyond its suite: re-entry reported as a deadlock",
 		theirs: gdReentry, ours: lsReentry, wantTheirs: 1, wantOurs: 0,
 	},
 }
