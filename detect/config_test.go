@@ -107,13 +107,15 @@ func TestConfigureOverlappingRestores(t *testing.T) {
 	// base configuration.
 	var wg sync.WaitGroup
 	for i := range 8 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			m := []detect.Mode{detect.Off, detect.Cycles, detect.Order}[i%3]
 			restore := detect.Configure(detect.WithMode(m), detect.WithWaitTimeout(time.Duration(i+1)*time.Hour))
 			defer restore()
 			inner := detect.Configure(detect.WithReporter(nop))
 			inner()
-		})
+		}()
 	}
 	wg.Wait()
 	assert.Equal(t, base, detect.CurrentConfig())
