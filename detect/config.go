@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -87,10 +88,17 @@ func (c *config) effectiveWaitTimeout() time.Duration {
 // An Option changes one setting in Configure.
 type Option func(*config)
 
-// WithMode sets the detection mode.
+// ErrBadOption is matched (with errors.Is) by the panic value of an option
+// constructor given an argument outside its domain: WithMode with a Mode
+// other than Off, Cycles or Order, WithWaitTimeout with a negative
+// duration.
+var ErrBadOption = errors.New("invalid option")
+
+// WithMode sets the detection mode. It panics with an error matching
+// ErrBadOption if m is not Off, Cycles or Order.
 func WithMode(m Mode) Option {
 	if m < Off || m > Order {
-		panic(fmt.Sprintf("detect: WithMode(%d): not Off, Cycles or Order", int32(m)))
+		panic(core.Misuse(fmt.Sprintf("detect: WithMode(%d): not Off, Cycles or Order", int32(m)), ErrBadOption))
 	}
 	return func(c *config) { c.mode = m }
 }
@@ -101,8 +109,8 @@ func WithMode(m Mode) Option {
 // itself use locksmith locks. nil restores the stderr print.
 //
 // For a Deadlock, the goroutine that would close the cycle still panics
-// (or LockContext still returns the error) after f returns, since waiting
-// on would block it forever.
+// (or LockContext still returns the error, or LockTimeout false) after f
+// returns, since waiting on would block it forever.
 //
 // f may panic or end its goroutine (runtime.Goexit, as t.FailNow does).
 // For a Deadlock or LockOrder report, that goes on in the goroutine that
@@ -120,12 +128,12 @@ func WithReporter(f func(*Report)) Option { return func(c *config) { c.reporter 
 // lock for longer than d, naming the holder and its current stack. d > 0
 // turns the report on in Cycles and Order modes; d == 0 turns it off.
 // Without this option Order mode uses DefaultOrderWaitTimeout and Cycles
-// mode has none. A negative d panics. Waits are measured in real time, also
-// inside testing/synctest bubbles, by one timer outside any bubble that
-// fires every d/4 while d > 0.
+// mode has none. A negative d panics with an error matching ErrBadOption.
+// Waits are measured in real time, also inside testing/synctest bubbles,
+// by one timer outside any bubble that fires every d/4 while d > 0.
 func WithWaitTimeout(d time.Duration) Option {
 	if d < 0 {
-		panic(fmt.Sprintf("detect: WithWaitTimeout(%v): negative", d))
+		panic(core.Misuse(fmt.Sprintf("detect: WithWaitTimeout(%v): negative", d), ErrBadOption))
 	}
 	return func(c *config) { c.waitTimeout, c.waitSet = d, true }
 }

@@ -107,13 +107,15 @@ func TestConfigureOverlappingRestores(t *testing.T) {
 	// base configuration.
 	var wg sync.WaitGroup
 	for i := range 8 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			m := []detect.Mode{detect.Off, detect.Cycles, detect.Order}[i%3]
 			restore := detect.Configure(detect.WithMode(m), detect.WithWaitTimeout(time.Duration(i+1)*time.Hour))
 			defer restore()
 			inner := detect.Configure(detect.WithReporter(nop))
 			inner()
-		})
+		}()
 	}
 	wg.Wait()
 	assert.Equal(t, base, detect.CurrentConfig())
@@ -138,9 +140,19 @@ func TestConfigureDroppedRestoreFolds(t *testing.T) {
 }
 
 func TestConfigureRejectsBadOptions(t *testing.T) {
-	assert.Panics(t, func() { detect.WithMode(detect.Mode(3)) })
-	assert.Panics(t, func() { detect.WithMode(detect.Mode(-1)) })
-	assert.Panics(t, func() { detect.WithWaitTimeout(-time.Second) })
+	for _, tc := range []struct {
+		call func()
+		msg  string
+	}{
+		{func() { detect.WithMode(detect.Mode(3)) }, "detect: WithMode(3): not Off, Cycles or Order"},
+		{func() { detect.WithMode(detect.Mode(-1)) }, "detect: WithMode(-1): not Off, Cycles or Order"},
+		{func() { detect.WithWaitTimeout(-time.Second) }, "detect: WithWaitTimeout(-1s): negative"},
+	} {
+		err, ok := catch(tc.call).(error)
+		require.True(t, ok, "%s: want an error panic", tc.msg)
+		assert.ErrorIs(t, err, detect.ErrBadOption)
+		assert.EqualError(t, err, tc.msg)
+	}
 }
 
 func TestParseMode(t *testing.T) {
@@ -221,8 +233,6 @@ func TestHelperProcess(t *testing.T) {
 	switch role {
 	case "mode":
 		os.Stdout.WriteString("mode=" + detect.CurrentMode().String() + "\n")
-	case "godeadlock-hidden-holder":
-		goDeadlockHiddenHolderChild(t)
 	default:
 		t.Fatalf("unknown helper role %q", role)
 	}
@@ -270,7 +280,9 @@ func TestConfigureConcurrentWithLocking(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 4 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for {
 				select {
 				case <-stop:
@@ -289,7 +301,7 @@ func TestConfigureConcurrentWithLocking(t *testing.T) {
 					c.Unlock()
 				}
 			}
-		})
+		}()
 	}
 	modes := []detect.Mode{detect.Off, detect.Cycles, detect.Order}
 	for i := range 300 {

@@ -49,8 +49,8 @@
 // state costs a hash lookup per acquisition, plus a per-goroutine record of
 // held locks. Re-entry into a Monitor is never an edge and never a report.
 // A TryLock adds no edge to the lock it tries (it cannot block), but locks
-// taken while holding it do. A LockContext can block, so it adds edges like
-// Lock.
+// taken while holding it do. A LockContext, or a LockTimeout with a
+// positive timeout, can block, so it adds edges like Lock.
 //
 // # Reports and what happens
 //
@@ -70,12 +70,13 @@
 //     panics with a *DeadlockError (errors.Is(err, ErrDeadlock)); its
 //     deferred Unlocks run and free the others, as a database aborts one
 //     transaction of a deadlocked set. LockContext returns the error
-//     instead, without the lock, so the caller can release what it holds,
-//     back off and retry. A Cond wait whose reacquire would close a cycle
-//     panics the same way, and returns without holding the lock; the
-//     Unlocks the caller deferred for the holds it lost panic with an
-//     error that also matches ErrDeadlock, so that recover() in the Lock;
-//     defer Unlock; Wait idiom sees the deadlock (see condvar.Cond.Wait).
+//     instead, and LockTimeout returns false, without the lock, so the
+//     caller can release what it holds, back off and retry. A Cond wait
+//     whose reacquire would close a cycle panics the same way, and returns
+//     without holding the lock; the Unlocks the caller deferred for the
+//     holds it lost panic with an error that also matches ErrDeadlock, so
+//     that recover() in the Lock; defer Unlock; Wait idiom sees the
+//     deadlock (see condvar.Cond.Wait).
 //   - LockOrder and WaitTimeout: the report is printed once to stderr and
 //     execution continues.
 //
@@ -110,5 +111,5 @@
 // it for goroutines beyond what the table finds.
 // The detector never keeps a lock alive: a lock's metadata is dropped, with
 // its graph edges and cached chains, when the lock is garbage collected.
-// See the README for measured figures.
+// BENCHMARKS.md, at the root of the repository, has measured figures.
 package detect

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -123,13 +124,17 @@ func (engine) Forget(id uint64) {
 
 func (engine) Parked() { watchdogParked() }
 
+// ErrNotLocksmithLock is matched (with errors.Is) by the panic value of
+// SetName given a lock that the detector cannot see.
+var ErrNotLocksmithLock = errors.New("not a locksmith lock")
+
 // SetName names l in reports, Dump and WriteDOT. l must be a *mutex.Mutex
-// or a *monitor.Monitor; anything else panics, since the detector cannot
-// see it.
+// or a *monitor.Monitor; anything else panics with an error matching
+// ErrNotLocksmithLock, since the detector cannot see it.
 func SetName(l sync.Locker, name string) {
 	a, ok := core.Adapt(l)
 	if !ok {
-		panic(fmt.Sprintf("detect: SetName(%T): not a locksmith lock", l))
+		panic(core.Misuse(fmt.Sprintf("detect: SetName(%T): not a locksmith lock", l), ErrNotLocksmithLock))
 	}
 	a.Lock.Meta(a.Kind).SetName(name)
 }

@@ -163,3 +163,21 @@ func TestMemoryBounded(t *testing.T) {
 	assert.Less(t, mib, 16.0, "heap after GC stays flat")
 	runtime.KeepAlive(&anchor)
 }
+
+// retainedMiB returns how much more heap is in use, after collection, than
+// before.
+func retainedMiB(before runtime.MemStats) float64 {
+	runtime.GC()
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	return (float64(after.HeapInuse) - float64(before.HeapInuse)) / (1 << 20)
+}
+
+func baseline() runtime.MemStats {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms
+}

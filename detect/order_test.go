@@ -133,11 +133,13 @@ func TestOrderEachCycleOnce(t *testing.T) {
 	lockPair(a, b)
 	var wg sync.WaitGroup
 	for range 8 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 50 {
 				lockPair(b, a) // consistent among themselves: no real deadlock
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	require.Len(t, rec.all(), 1, "%s", rec)
@@ -308,7 +310,9 @@ func TestStressConsistentOrder(t *testing.T) {
 			ctx := context.Background()
 			var wg sync.WaitGroup
 			for w := range goroutines {
-				wg.Go(func() {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
 					rng := rand.New(rand.NewPCG(uint64(w), 42))
 					var heldIdx []int
 					for range iters {
@@ -345,7 +349,7 @@ func TestStressConsistentOrder(t *testing.T) {
 						}
 						heldIdx = heldIdx[:0]
 					}
-				})
+				}()
 			}
 			wg.Wait()
 			assert.Empty(t, rec.all(), "%s", rec)

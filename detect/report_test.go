@@ -149,7 +149,10 @@ func TestReportStringUnnamed(t *testing.T) {
 // TestSetName: only locksmith locks can be named; a later name replaces
 // an earlier one.
 func TestSetName(t *testing.T) {
-	assert.Panics(t, func() { detect.SetName(new(sync.Mutex), "x") })
+	err, ok := catch(func() { detect.SetName(new(sync.Mutex), "x") }).(error)
+	require.True(t, ok, "SetName of a sync.Mutex: want an error panic")
+	assert.ErrorIs(t, err, detect.ErrNotLocksmithLock)
+	assert.EqualError(t, err, "detect: SetName(*sync.Mutex): not a locksmith lock")
 	rec := configure(t, detect.WithMode(detect.Order))
 	a, b := named("mutex", "first"), named("mutex", "b")
 	detect.SetName(a, "second")

@@ -231,3 +231,35 @@ func TestSynctestDeadlockInBubbleFailsAtOnce(t *testing.T) {
 	require.Error(t, err, "the child's deadlocked bubble did not fail")
 	assert.Contains(t, string(out), "all goroutines in bubble are blocked")
 }
+
+// A goroutine in a bubble that waits for a mutex held outside the bubble
+// (so not durably: it parks on a semaphore) can still be cancelled, and
+// leaves the queue empty and the mutex usable.
+func TestSynctestMutexNonDurableWaitCancelled(t *testing.T) {
+	locked := make(chan struct{})
+	release := make(chan struct{}) // made outside: the bubble may close it
+	holder := make(chan struct{})
+	go func() {
+		defer close(holder)
+		sharedMu2.Lock()
+		close(locked)
+		<-release
+		sharedMu2.Unlock()
+	}()
+	<-locked
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		res := make(chan error, 1)
+		go func() { res <- sharedMu2.LockContext(ctx) }()
+		for mutex.QueueLen(&sharedMu2) != 1 {
+			runtime.Gosched() // not a durable wait: synctest.Wait would not return
+		}
+		cancel()
+		assert.ErrorIs(t, <-res, context.Canceled)
+		assert.Zero(t, mutex.QueueLen(&sharedMu2))
+		close(release)
+	})
+	testutil.Await(t, holder, "holder")
+	require.True(t, sharedMu2.TryLock())
+	sharedMu2.Unlock()
+}

@@ -138,7 +138,7 @@ type waiter struct {
 	inq       bool          // guarded by lock.mu: in lock's queue
 	durable   bool          // guarded by lock.mu: this park is durable (counted in ndurable while queued)
 	sema      bool          // guarded by lock.mu: this park is on sem, not ch
-	cancelled bool          // written under lock.mu before the token is posted: dequeued by the context callback
+	cancelled error         // written under lock.mu before the token is posted: dequeued by cancel, with this error
 	handoff   bool          // written under lock.mu before the token is sent: the lock was handed to g
 	start     int64         // when the goroutine started to wait (nanotime)
 	epoch     uint64        // set by register, read by walkers under the shard lock
@@ -269,6 +269,19 @@ func (l *Lock) handOff() {
 // deadlock cycle) it returns the error and g does not hold the lock.
 // The caller has already tried the fast path and checked for re-entry.
 func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
+	return l.AcquireDeadline(g, ctx, time.Time{}, k)
+}
+
+// AcquireDeadline is Acquire that also gives up at deadline, unless it is
+// the zero Time, returning context.DeadlineExceeded. The timer is made
+// only when the goroutine is about to park, after spinning, and at most
+// once per call: a lock taken by spinning costs no timer.
+//
+// Rejected alternative: the caller wrapping a context.WithDeadline and
+// calling Acquire. That allocates a context, its done channel and a timer
+// before spinning, so every contended call pays for them, also the many
+// that spinning serves.
+func (l *Lock) AcquireDeadline(g int64, ctx context.Context, deadline time.Time, k *Kind) error {
 	if spin(l, g) {
 		return nil
 	}
@@ -280,6 +293,8 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 	if ctx != nil {
 		done = ctx.Done()
 	}
+	var timer *time.Timer // made at the first park on ch of a wait with a deadline
+	var expired <-chan time.Time
 	// A registered waiter is visible to other goroutines' cycle walks. It
 	// unregisters before it abandons the wait, so that no walk sees it
 	// waiting once it has decided to return: a cycle through it would no
@@ -287,15 +302,21 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 	// unregister can only lead a walk back to the waiter itself, which is
 	// not a cycle through the walker.
 	registered := false
-	// stop unregisters the context callback of a waiter that parked on
-	// sem (a sem park cannot select on done).
-	var stop func() bool
+	// A park on sem cannot select on done or expired: callbacks cancel it
+	// instead (l.cancel); stop and dstop unregister them.
+	var stop, dstop func() bool
 	finish := func() {
 		if registered {
 			unregister(w)
 		}
+		if timer != nil {
+			timer.Stop()
+		}
 		if stop != nil {
 			stop()
+		}
+		if dstop != nil {
+			dstop()
 		}
 	}
 	acquired := func() error {
@@ -309,13 +330,22 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 	}
 	var clear, set int64 // clear: flagWoken once woken; set: flagStarving once starving
 	for {
-		if stop != nil && clear != 0 && ctx.Err() != nil {
-			// Woken, lost the race, and the context is done: its
-			// callback, which cancels only a queued waiter, may have run
-			// while this one was not queued. Pass the wakeup on.
-			finish()
-			l.passOn(w)
-			return ctx.Err()
+		if (stop != nil || dstop != nil) && clear != 0 {
+			// Woken, lost the race: a cancelling callback, which cancels
+			// only a queued waiter, may have run while this one was not
+			// queued. If so, pass the wakeup on.
+			var err error
+			switch {
+			case ctx != nil && ctx.Err() != nil:
+				err = ctx.Err()
+			case !deadline.IsZero() && time.Until(deadline) <= 0:
+				err = context.DeadlineExceeded
+			}
+			if err != nil {
+				finish()
+				l.passOn(w)
+				return err
+			}
 		}
 		l.mu.Lock()
 		if l.queueOrAcquire(w, clear, set) {
@@ -368,22 +398,34 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 				return deadlock(cycle)
 			}
 		}
+		if !deadline.IsZero() && time.Until(deadline) <= 0 {
+			return leave(context.DeadlineExceeded)
+		}
 		if sema {
+			// The callbacks are registered after the waiter is queued: one
+			// whose context is already done runs at once and finds it.
 			if ctx != nil && stop == nil {
-				// Registered after the waiter is queued: a context already
-				// done runs the callback at once, and it finds the waiter.
-				stop = context.AfterFunc(ctx, func() { l.cancel(w) })
+				stop = context.AfterFunc(ctx, func() { l.cancel(w, ctx.Err()) })
+			}
+			if !deadline.IsZero() && dstop == nil {
+				dstop = time.AfterFunc(time.Until(deadline), func() { l.cancel(w, context.DeadlineExceeded) }).Stop
 			}
 			w.sem.Lock()
-			if w.cancelled {
+			if w.cancelled != nil {
 				finish() // dequeued by l.cancel: no wakeup to pass on
-				return ctx.Err()
+				return w.cancelled
 			}
 		} else {
+			if !deadline.IsZero() && timer == nil {
+				timer = time.NewTimer(time.Until(deadline))
+				expired = timer.C
+			}
 			select {
 			case <-w.ch:
 			case <-done:
 				return leave(ctx.Err())
+			case <-expired:
+				return leave(context.DeadlineExceeded)
 			}
 		}
 		if w.handoff {
@@ -466,18 +508,19 @@ func (l *Lock) durableOK(w *waiter, s int64) bool {
 	return o == 0 || domainOf(o) == w.dom
 }
 
-// cancel is the context callback of a waiter parked on sem: if the waiter
-// is still queued it dequeues it and posts the token marked cancelled. A
-// waiter that is not queued was dequeued by a wakeup, which owns its token,
-// or is between parks, and checks its context before it parks again.
-func (l *Lock) cancel(w *waiter) {
+// cancel is the context or deadline callback of a waiter parked on sem:
+// if the waiter is still queued it dequeues it and posts the token marked
+// cancelled with err. A waiter that is not queued was dequeued by a
+// wakeup, which owns its token, or is between parks, and checks its
+// context and deadline before it parks again.
+func (l *Lock) cancel(w *waiter, err error) {
 	l.mu.Lock()
 	if !w.inq || !w.sema {
 		l.mu.Unlock()
 		return
 	}
 	l.remove(w)
-	w.cancelled = true
+	w.cancelled = err
 	l.mu.Unlock()
 	w.sem.Unlock()
 }
@@ -554,7 +597,7 @@ func (l *Lock) abandon(w *waiter) {
 	sema := w.sema
 	l.mu.Unlock()
 	w.awaitToken(sema) // posted by wakeOne, handOff or cancel right after it dequeued w
-	if !w.cancelled {
+	if w.cancelled == nil {
 		l.passOn(w)
 	}
 }

@@ -3,7 +3,7 @@
 // The benchmarks need syscall.Getrusage for CPU time, hence the build
 // constraint; the tests build everywhere.
 
-package detect_test
+package detectcost_test
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ import (
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
-// The cost of detection (issue 3, point 7), each ratio within one run:
+// The cost of detection, each ratio within one run:
 // Cycles against Off for the uncontended pair; Order mode against
 // go-deadlock's default mode and sync.Mutex for two nested locks; Order
 // mode against go-deadlock for contended throughput. Every case goes
@@ -167,7 +167,9 @@ func benchContended(b *testing.B, goroutines int, c benchCase) {
 		if g < b.N%goroutines {
 			n++
 		}
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			defer func() {
 				if v := recover(); v != nil {
 					b.Errorf("Lock panicked: %v", v)
@@ -179,7 +181,7 @@ func benchContended(b *testing.B, goroutines int, c benchCase) {
 				shared++
 				l.Unlock()
 			}
-		})
+		}()
 	}
 	b.ResetTimer()
 	cpu0, t0 := cpuTime(), time.Now()
