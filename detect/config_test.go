@@ -203,7 +203,8 @@ const helperEnv = "LOCKSMITH_DETECT_TEST_HELPER"
 
 // runHelper runs this test binary again, running only TestHelperProcess
 // with helperEnv=role and the extra environment, and returns its stdout and
-// stderr. The child must succeed.
+// stderr. The child must succeed. An element of env that starts with
+// "-test." is passed as a flag.
 func runHelper(t *testing.T, role string, env ...string) (stdout, stderr string) {
 	t.Helper()
 	stdout, stderr, err := runHelperErr(t, role, env...)
@@ -221,6 +222,10 @@ func runHelperErr(t *testing.T, role string, env ...string) (stdout, stderr stri
 	// The race detector's runtime sleeps a second at exit by default.
 	cmd.Env = append(os.Environ(), helperEnv+"="+role, "GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE"))
 	for _, e := range env {
+		if strings.HasPrefix(e, "-test.") { // a flag, not a variable
+			cmd.Args = append(cmd.Args, e)
+			continue
+		}
 		if strings.HasSuffix(e, "=<unset>") {
 			cmd.Env = slicesDeleteVar(cmd.Env, strings.TrimSuffix(e, "=<unset>"))
 			continue
@@ -253,6 +258,15 @@ func TestHelperProcess(t *testing.T) {
 	switch role {
 	case "mode":
 		os.Stdout.WriteString("mode=" + detect.CurrentMode().String() + " reporter=" + detect.DefaultReporterName() + "\n")
+	case "inversion":
+		inversionChild(t, false)
+	case "inversion-configured-panic":
+		inversionChild(t, true)
+	case "lock-once":
+		var mu mutex.Mutex
+		mu.Lock()
+		mu.Unlock()
+	case "no-lock":
 	default:
 		t.Fatalf("unknown helper role %q", role)
 	}
