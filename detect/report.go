@@ -223,7 +223,14 @@ func (r *Report) sitesNote(b *strings.Builder) {
 		return
 	}
 	b.WriteString("(where each goroutine took the lock it holds is not recorded in " + r.Mode.String() +
-		" mode: run with LOCKSMITH_DETECT=order to record it, or name the locks with detect.SetName)\n")
+		" mode: run with LOCKSMITH_DETECT=order to record it")
+	for _, s := range r.Steps {
+		if s.Holds != nil && s.Holds.Name == "" {
+			b.WriteString(", or name the locks with detect.SetName")
+			break
+		}
+	}
+	b.WriteString(")\n")
 }
 
 // seenLine says how often the problem recurred, once it has.

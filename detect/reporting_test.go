@@ -204,6 +204,12 @@ func TestOneReportPerProblem(t *testing.T) {
 	assert.Equal(t, detect.LockOrder, r.Kind)
 	assert.Equal(t, detect.Seen{Times: 100, Locks: 200, Goroutines: 51}, r.Seen())
 	assert.Contains(t, r.String(), "(seen 100 times over 200 lock instances in 51 goroutines; reported once)")
+	var dump strings.Builder
+	detect.Dump(&dump)
+	file := mustAbs(t, "reporting_test.go")
+	toLine := sourceLine(t, "// transfer: to")
+	assert.Contains(t, dump.String(), fmt.Sprintf("\nreported problems: 1\n  lock order at %s:%d, %s:%d: seen 100 times over 200 lock instances in 51 goroutines\n",
+		file, toLine, file, toLine), dump.String())
 	for _, a := range accounts {
 		assert.Equal(t, 100, a.balance)
 	}
