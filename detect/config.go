@@ -323,9 +323,9 @@ func fromEnv(inTest bool) (Mode, func(*Report)) {
 		}
 		mode = m
 	}
-	rep := PrintReporter
+	rep, name := PrintReporter, "print"
 	if inTest {
-		rep = PanicReporter
+		rep, name = PanicReporter, "panic, in a test binary"
 	}
 	switch v := os.Getenv(ReportEnvVar); {
 	case v == "":
@@ -335,7 +335,7 @@ func fromEnv(inTest bool) (Mode, func(*Report)) {
 		rep = PrintReporter
 	default:
 		panic(fmt.Errorf("locksmith: %s=%q: not a reporter; want panic or print (also Panic, PANIC, ...), or unset for the default (%s)",
-			ReportEnvVar, v, map[bool]string{true: "panic in tests", false: "print"}[inTest]))
+			ReportEnvVar, v, name))
 	}
 	return mode, rep
 }

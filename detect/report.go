@@ -118,7 +118,7 @@ type Report struct {
 type Seen struct {
 	Times      int // occurrences, the reported one included
 	Locks      int // distinct lock instances involved
-	Goroutines int // distinct goroutines involved (counted up to maxTallyGoroutines, then at least that)
+	Goroutines int // distinct goroutines involved (counted up to 1000)
 }
 
 // Seen returns how often the problem r describes has occurred so far: it
@@ -219,8 +219,8 @@ func (r *Report) lockedAt(b *strings.Builder, s Step, indent string) {
 // sitesNote says, once, why a report made in Cycles mode does not say
 // where each goroutine took the lock it holds.
 func (r *Report) sitesNote(b *strings.Builder) {
-	if r.Mode == Order {
-		return
+	if r.Mode != Cycles {
+		return // Order mode says it for each lock; Off mode makes no reports
 	}
 	b.WriteString("(where each goroutine took the lock it holds is not recorded in " + r.Mode.String() +
 		" mode: run with LOCKSMITH_DETECT=order to record it")
