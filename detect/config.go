@@ -319,7 +319,7 @@ func fromEnv(inTest bool) (Mode, func(*Report)) {
 	if v := os.Getenv(EnvVar); v != "" {
 		m, err := ParseMode(v)
 		if err != nil {
-			panic(fmt.Errorf("locksmith: %s=%q: not a detection mode; want off, cycles or order (also Off, OFF, ...), or unset for cycles", EnvVar, v))
+			panic(fmt.Errorf("detect: %s=%q: not a detection mode; want off, cycles or order (also Off, OFF, ...), or unset for cycles", EnvVar, v))
 		}
 		mode = m
 	}
@@ -334,7 +334,7 @@ func fromEnv(inTest bool) (Mode, func(*Report)) {
 	case spelledAs(v, "print"):
 		rep = PrintReporter
 	default:
-		panic(fmt.Errorf("locksmith: %s=%q: not a reporter; want panic or print (also Panic, PANIC, ...), or unset for the default (%s)",
+		panic(fmt.Errorf("detect: %s=%q: not a reporter; want panic or print (also Panic, PANIC, ...), or unset for the default (%s)",
 			ReportEnvVar, v, name))
 	}
 	return mode, rep

@@ -314,7 +314,7 @@ func TestEnvVarBadValue(t *testing.T) {
 			require.ErrorAs(t, err, &exit, "the child must fail\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
 			assert.NotContains(t, stdout, "mode=", "the program did not get past start-up")
 			assert.Contains(t, stderr, "panic: ")
-			assert.Contains(t, stderr, fmt.Sprintf("locksmith: %s=%q", tc.env, tc.value))
+			assert.Contains(t, stderr, fmt.Sprintf("detect: %s=%q", tc.env, tc.value))
 			assert.Contains(t, stderr, tc.valid)
 		})
 	}
