@@ -71,8 +71,8 @@ func deliverAll(rs []*Report) {
 // goroutines.
 //
 // Rejected alternative: keys made of lock IDs (each cycle of lock
-// instances once), which printed a report per pair of objects: a hundred
-// for one inversion made over a hundred objects.
+// instances once), which would make a report per pair of objects: a
+// hundred for one inversion made over a hundred objects.
 //
 // The problems are remembered per reporter: each configuration made with
 // WithReporter starts a table of its own (and a restored configuration
