@@ -194,7 +194,11 @@ func TestOneReportPerProblem(t *testing.T) {
 		if i < 100 {
 			transfer(b, a, 10)
 		} else {
-			wg.Go(func() { transfer(b, a, 10) }) // other goroutines: the same problem
+			wg.Add(1)
+			go func() { // other goroutines: the same problem
+				defer wg.Done()
+				transfer(b, a, 10)
+			}()
 		}
 	}
 	wg.Wait()
