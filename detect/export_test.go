@@ -2,6 +2,7 @@ package detect
 
 import (
 	"io"
+	"reflect"
 	"sync"
 	"time"
 
@@ -64,8 +65,8 @@ type Stats struct {
 	Nodes, Edges int // lock-order graph
 	Chains       int // chainMembers entries
 	CachedChains int // chainCache entries
-	SeenCycles   int // reported-cycle keys
-	SeenLocks    int // locks with reported-cycle keys
+	Problems     int // distinct problems reported (bounded by the program's call sites)
+	SeenLocks    int // live locks counted in a problem's tally
 	HoldingGs    int // goroutines with a held-lock record (Order mode)
 }
 
@@ -81,7 +82,7 @@ func ReadStats() Stats {
 	graphMu.Unlock()
 	s.CachedChains = chainCount()
 	seen.mu.Lock()
-	s.SeenCycles = len(seen.keys)
+	s.Problems = len(current().problems.problems)
 	s.SeenLocks = len(seen.byID)
 	seen.mu.Unlock()
 	for i := range gtable {
@@ -125,4 +126,18 @@ func Layers() int {
 	cfgMu.Lock()
 	defer cfgMu.Unlock()
 	return len(layers)
+}
+
+// ProblemCount returns the number of distinct problems reported so far.
+func ProblemCount() int { return ReadStats().Problems }
+
+// DefaultReporterName names the default reporter: "panic" or "print".
+func DefaultReporterName() string {
+	switch reflect.ValueOf(defaultReporter).Pointer() {
+	case reflect.ValueOf(PanicReporter).Pointer():
+		return "panic"
+	case reflect.ValueOf(PrintReporter).Pointer():
+		return "print"
+	}
+	return "?"
 }

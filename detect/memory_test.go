@@ -33,11 +33,14 @@ func waitForGC(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// near reports whether got is at most slack above base, for every field.
+// near reports whether got is at most slack above base, for every field
+// but Problems, which may be one above: a test's one reported problem is
+// remembered for good (problems are bounded by the program's call sites,
+// not by its locks).
 func near(got, base detect.Stats, slack int) bool {
 	return got.Nodes <= base.Nodes+slack && got.Edges <= base.Edges+slack &&
 		got.Chains <= base.Chains+slack && got.CachedChains <= base.CachedChains+slack &&
-		got.SeenCycles <= base.SeenCycles+slack && got.SeenLocks <= base.SeenLocks+slack
+		got.Problems <= base.Problems+1 && got.SeenLocks <= base.SeenLocks+slack
 }
 
 // onCollect counts l's collection in n.
@@ -106,7 +109,9 @@ func TestLocksAreCollected(t *testing.T) {
 			}
 		}
 	}()
-	require.Len(t, rec.all(detect.LockOrder), n, "one report per inverted pair")
+	reps := rec.all(detect.LockOrder)
+	require.Len(t, reps, 1, "one report for the one inversion, whatever the pairs it was made on")
+	assert.Equal(t, detect.Seen{Times: n, Locks: 2 * n, Goroutines: 1}, reps[0].Seen())
 
 	waitForGC(t, "every lock collected", func() bool { t.Logf("collected %d", collected.Load()); return collected.Load() == 2*n })
 	waitForGC(t, "detector back to its baseline", func() bool { return near(detect.ReadStats(), base, 0) })

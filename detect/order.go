@@ -23,8 +23,9 @@ import (
 type held struct {
 	lock  *core.Lock
 	meta  *core.Meta
-	try   bool   // taken by TryLock: no edge into it
-	chain uint64 // hash of the chain of held locks up to and including this one
+	try   bool      // taken by TryLock: no edge into it
+	chain uint64    // hash of the chain of held locks up to and including this one
+	pcs   []uintptr // where it was acquired, if recorded (see Acquired), else nil
 }
 
 // gstate is what one goroutine holds, in the order taken. While g is
@@ -139,11 +140,20 @@ func mix(h, id uint64, try bool) uint64 {
 	return x
 }
 
+// aloneSeen, in core.Meta.Flags: the lock was acquired in Order mode by a
+// goroutine that held no other lock.
+const aloneSeen = 1
+
+// Acquired records that g acquired l. The stack of the acquisition
+// (runtime.Callers: about a microsecond, too much for every acquisition)
+// is recorded, in the held record and for reports, only when the
+// acquisition is the first of its kind: the lock's first acquisition, its
+// first by a goroutine holding nothing, and an acquisition whose chain of
+// held locks is new and is validated. Inversions are made of new chains,
+// usually of new lock instances, so the records a report needs are
+// usually there.
 func (engine) Acquired(l *core.Lock, k *core.Kind, g int64, try bool) {
 	m := l.Meta(k)
-	if !m.HasSite() {
-		m.SetSiteOnce(pcs(3))
-	}
 	gs := lookup(g)
 	if gs == nil {
 		gs = claim(g)
@@ -155,10 +165,35 @@ func (engine) Acquired(l *core.Lock, k *core.Kind, g int64, try bool) {
 		prev = gs.held[n-1].chain
 	}
 	chain := mix(prev, m.ID, try)
-	gs.held = append(gs.held, held{lock: l, meta: m, try: try, chain: chain})
-	if !try && n > 0 && !chains.has(chain) {
-		validate(g, gs.held[:n], m, chain)
+	validating := !try && n > 0 && !chains.has(chain)
+	var at []uintptr
+	if validating || !m.HasSite() || (n == 0 && m.Flags.Load()&aloneSeen == 0) {
+		at = pcs(1)
+		m.SetSiteOnce(at)
+		if n == 0 {
+			m.Flags.Or(aloneSeen)
+		}
 	}
+	gs.held = append(gs.held, held{lock: l, meta: m, try: try, chain: chain, pcs: at})
+	if validating {
+		validate(g, gs.held[:n], m, chain, at)
+	}
+}
+
+// heldPCs returns where goroutine g acquired the lock with the given ID,
+// if its held record has the stack. The caller must know that g's records
+// do not change meanwhile (g is parked in a deadlock, or is the caller).
+func heldPCs(g int64, id uint64) []uintptr {
+	gs := lookup(g)
+	if gs == nil {
+		return nil
+	}
+	for i := len(gs.held) - 1; i >= 0; i-- {
+		if gs.held[i].meta.ID == id {
+			return gs.held[i].pcs
+		}
+	}
+	return nil
 }
 
 func (engine) Released(l *core.Lock, g int64) {
@@ -377,6 +412,7 @@ type edge struct {
 	from, to *node
 	g        int64     // the goroutine that first took to while holding from
 	stack    []uintptr // where (program counters, symbolised for a report)
+	heldAt   []uintptr // where g had acquired from, if recorded
 }
 
 func nodeFor(m *core.Meta) *node {
@@ -389,10 +425,9 @@ func nodeFor(m *core.Meta) *node {
 }
 
 // validate adds the edges held -> m for a new chain, reporting any that
-// closes a cycle.
-func validate(g int64, before []held, m *core.Meta, chain uint64) {
+// closes a cycle; stack is where m is being acquired.
+func validate(g int64, before []held, m *core.Meta, chain uint64, stack []uintptr) {
 	var reports []*Report
-	var stack []uintptr
 	graphMu.Lock()
 	to := nodeFor(m)
 	for _, h := range before {
@@ -400,15 +435,12 @@ func validate(g int64, before []held, m *core.Meta, chain uint64) {
 		if from == to || from.out[to.meta.ID] != nil {
 			continue
 		}
-		if stack == nil {
-			stack = pcs(1)
-		}
 		if path := findPath(to, from); path != nil {
-			if r := orderReport(path, from, to, g, stack); r != nil {
+			if r := orderReport(path, from, to, g, stack, h.pcs); r != nil {
 				reports = append(reports, r)
 			}
 		}
-		e := &edge{from: from, to: to, g: g, stack: stack}
+		e := &edge{from: from, to: to, g: g, stack: stack, heldAt: h.pcs}
 		from.out[to.meta.ID] = e
 		to.in[from.meta.ID] = true
 	}
@@ -421,9 +453,7 @@ func validate(g int64, before []held, m *core.Meta, chain uint64) {
 	chainMembers[chain] = append(members, m.ID)
 	chains.add(chain)
 	graphMu.Unlock()
-	for _, r := range reports {
-		deliver(r)
-	}
+	deliverAll(reports)
 }
 
 // findPath returns the edges of a path from a to b, breadth first (so the
@@ -459,17 +489,24 @@ func findPath(a, b *node) []*edge {
 }
 
 // orderReport builds the LockOrder report for path (to ->* from) closed by
-// the new edge from -> to, or nil if this cycle was reported before.
-func orderReport(path []*edge, from, to *node, g int64, stack []uintptr) *Report {
+// the new edge from -> to, taken at stack by g, which acquired from at
+// fromAt; or nil if the same problem was reported before (engine.go's
+// note).
+func orderReport(path []*edge, from, to *node, g int64, stack, fromAt []uintptr) *Report {
 	ids := make([]uint64, 0, len(path)+1)
-	r := &Report{Kind: LockOrder}
+	gs := make([]int64, 0, len(path)+1)
+	r := &Report{Kind: LockOrder, Mode: Order}
 	for _, e := range path {
 		ids = append(ids, e.from.meta.ID)
-		r.Steps = append(r.Steps, Step{Goroutine: e.g, Holds: lockInfo(e.from.meta), WaitsFor: lockInfo(e.to.meta), Stack: symbolise(e.stack)})
+		gs = append(gs, e.g)
+		r.Steps = append(r.Steps, Step{Goroutine: e.g, Holds: lockInfo(e.from.meta), WaitsFor: lockInfo(e.to.meta),
+			Stack: symbolise(e.stack), HoldsAt: symbolise(e.heldAt)})
 	}
 	ids = append(ids, from.meta.ID)
-	r.Steps = append(r.Steps, Step{Goroutine: g, Holds: lockInfo(from.meta), WaitsFor: lockInfo(to.meta), Stack: symbolise(stack)})
-	if !firstReport(cycleKey(LockOrder, ids), ids) {
+	gs = append(gs, g)
+	r.Steps = append(r.Steps, Step{Goroutine: g, Holds: lockInfo(from.meta), WaitsFor: lockInfo(to.meta),
+		Stack: symbolise(stack), HoldsAt: symbolise(fromAt)})
+	if !note(r, ids, gs) {
 		return nil
 	}
 	return r

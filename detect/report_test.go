@@ -138,8 +138,8 @@ func TestReportStringUnnamed(t *testing.T) {
 		"the existing dependency chain is:\n",
 		"-> #0 ", "-> #1 ", "first seen in goroutine ", "now, in goroutine ",
 		" possible unsafe locking scenario:\n",
-		fmt.Sprintf("   path 1: lock(%p); lock(%p);\n", &a, &b),
-		fmt.Sprintf("   path 2: lock(%p); lock(%p);\n", &b, &a),
+		fmt.Sprintf("   path 1: lock(%p); lock(%p); at %s:%d\n", &a, &b, file, line-1),
+		fmt.Sprintf("   path 2: lock(%p); lock(%p); at ", &b, &a),
 		"*** DEADLOCK if these paths run at the same time in different goroutines ***",
 	} {
 		assert.Contains(t, s, want)

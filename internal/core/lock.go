@@ -380,9 +380,10 @@ func (l *Lock) AcquireDeadline(g int64, ctx context.Context, deadline time.Time,
 				// taken (that would cost the fast path); the first Lock
 				// that has to wait for it is recorded instead, so that
 				// reports can say where an unnamed lock is used.
-				if m := l.Meta(k); !m.HasSite() {
+				if m := l.Meta(k); m.waitSite.Load() == nil {
 					pcs := make([]uintptr, 32)
-					m.SetSiteOnce(pcs[:runtime.Callers(3, pcs)])
+					pcs = pcs[:runtime.Callers(3, pcs)]
+					m.waitSite.CompareAndSwap(nil, &pcs)
 				}
 				if engine != nil {
 					engine.Parked()
