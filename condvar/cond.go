@@ -37,6 +37,13 @@ var ErrLockerChanged = errors.New("Cond's L changed after first use")
 // monitor.ErrNilContext.
 var ErrNilContext = core.ErrNilContext
 
+// ErrReadLocker is matched (with errors.Is) by the panic value of New, and
+// of the first wait of a Cond whose L is set by hand, when the lock is the
+// RLocker of a mutex.RWMutex or monitor.RWMonitor: a condition needs the
+// exclusive lock, so bind it to the RWMutex or RWMonitor itself (its write
+// lock).
+var ErrReadLocker = core.ErrReadLocker
+
 // Cond is a condition variable: a rendezvous point for goroutines waiting
 // for, or announcing, a change to state guarded by its lock L.
 //
@@ -230,9 +237,13 @@ func (w *waiter) Unlock() { w.c.publish(w) }
 
 // New returns a Cond bound to l, as &Cond{L: l} is.
 //
-// If l is a *mutex.Mutex, a *monitor.Monitor, or any sync.Locker with an
-// `Owned() bool` method, the Cond is owner-aware: the waits panic with
-// ErrNotOwner unless the caller holds l. Otherwise Wait requires l held as
+// If l is a *mutex.Mutex, a *monitor.Monitor, a *mutex.RWMutex, a
+// *monitor.RWMonitor, or any sync.Locker with an `Owned() bool` method,
+// the Cond is owner-aware: the waits panic with ErrNotOwner unless the
+// caller holds l (for a read-write lock, its write lock: a wait releases
+// every write and read hold of the caller and restores both counts). New
+// panics with an error matching ErrReadLocker if l is the RLocker of one
+// of the read-write locks. Otherwise Wait requires l held as
 // sync.Cond's does (l.Unlock decides what happens if not). Either way,
 // Signal and Broadcast may be called with or without l held, as with
 // sync.Cond. New(nil) panics with an error matching ErrNilLocker.
@@ -249,6 +260,9 @@ func New(l sync.Locker) *Cond {
 func (c *Cond) newBinding(l sync.Locker) *binding {
 	b := &binding{self: c, l: l}
 	if a, ok := core.Adapt(l); ok {
+		if a.CondErr != nil {
+			panic(a.CondErr)
+		}
 		b.cl = a.Cond
 	} else if o, ok := l.(interface{ Owned() bool }); ok {
 		b.cl = ownerLocker{l, o}

@@ -6,3 +6,17 @@ func QueueLen(m *Mutex) int { return m.l.QueueLen() }
 
 // Starving reports whether m is in starvation mode.
 func Starving(m *Mutex) bool { return m.l.Starving() }
+
+// RWQueues returns the number of writers queued on rw's writer lock and
+// of readers parked behind a writer.
+func RWQueues(rw *RWMutex) (writers, readers int) {
+	return rw.l.QueuedWriters(), rw.l.QueuedReaders()
+}
+
+// RWOverflowAllocated reports whether rw's map of readers beyond its
+// inline slots exists.
+func RWOverflowAllocated(rw *RWMutex) bool { return rw.l.OverflowAllocated() }
+
+// RWDraining reports whether a writer of rw is waiting for readers to
+// leave.
+func RWDraining(rw *RWMutex) bool { return rw.l.Draining() }

@@ -287,16 +287,31 @@ func unregister(w *waiter) {
 	s.mu.Unlock()
 }
 
+// wait is a snapshot of one registered wait.
+type wait struct {
+	g     int64
+	lock  *Lock
+	kind  *Kind
+	epoch uint64
+	rw    *RWLock
+	mode  uint8
+}
+
+func waitOf(w *waiter) wait {
+	return wait{g: w.g, lock: w.lock, kind: w.kind, epoch: w.epoch, rw: w.rw, mode: w.mode}
+}
+
 // waitingOn returns what g is blocked on, with the registration's epoch.
-func waitingOn(g int64) (l *Lock, k *Kind, epoch uint64) {
+func waitingOn(g int64) (wait, bool) {
 	s := shardOf(g)
 	s.mu.Lock()
 	w := s.m[g]
+	var out wait
 	if w != nil {
-		l, k, epoch = w.lock, w.kind, w.epoch
+		out = waitOf(w)
 	}
 	s.mu.Unlock()
-	return l, k, epoch
+	return out, w != nil
 }
 
 // nanotime is the runtime's monotonic clock, the one the scheduler uses.
@@ -317,56 +332,123 @@ func Now() int64 { return nanotime() }
 // which is held by the next step's goroutine (the last step's lock is held
 // by the first step's goroutine).
 type Step struct {
-	G     int64
-	Lock  *Lock
-	Kind  *Kind
-	epoch uint64
+	G    int64
+	Lock *Lock
+	Kind *Kind
+	// Read: G waits to take Lock (an RWLock's writer lock) for reading.
+	// HolderRead: the next goroutine holds Lock for reading, and G is the
+	// writer waiting for the readers to leave. Otherwise the next
+	// goroutine holds Lock exclusively (for an RWLock: holds, or drains
+	// readers for, the write lock).
+	Read       bool
+	HolderRead bool
+	epoch      uint64
+}
+
+func stepOf(w wait) Step {
+	return Step{G: w.g, Lock: w.lock, Kind: w.kind, Read: w.mode == waitRead, HolderRead: w.mode == waitDrain, epoch: w.epoch}
 }
 
 // maxWalk bounds a walk; a longer chain is not reported.
 const maxWalk = 4096
 
-// walk follows lock -> owner -> lock that owner waits for ... from w and
-// returns the cycle if it comes back to w's goroutine.
-func walk(w *waiter) []Step {
-	cycle := []Step{{G: w.g, Lock: w.lock, Kind: w.kind, epoch: w.epoch}}
-	l := w.lock
-	for range maxWalk {
-		o := l.Owner()
-		switch {
-		case o == 0:
-			return nil
-		case o == w.g && len(cycle) == 1:
-			// The lock was handed to w (starvation mode) after it queued:
-			// w no longer waits at all.
-			return nil
-		case o == w.g:
-			return cycle
+// waitsFor returns the goroutines that w's goroutine waits for now: the
+// owner of the lock (a Mutex, a Monitor, an RWLock's writer lock, which a
+// queued writer and a blocked first-time reader both wait for), or, for a
+// writer draining an RWLock, every reader. A goroutine never waits for
+// itself: a stale registration of a goroutine that was handed the lock,
+// or admitted as a reader, has no edge.
+func waitsFor(w wait) []int64 {
+	switch w.mode {
+	case waitRead:
+		if w.rw.holdsReadNow(w.g) {
+			return nil // admitted by the writer's Unlock; not yet unregistered
 		}
-		next, k, epoch := waitingOn(o)
-		if next == nil {
+		fallthrough
+	case waitLock:
+		if o := w.lock.Owner(); o != 0 && o != w.g {
+			return []int64{o}
+		}
+		return nil
+	case waitDrain:
+		if w.lock.Owner() != w.g {
 			return nil
 		}
-		for _, s := range cycle {
-			if s.G == o {
-				return nil // a cycle that does not include w.g: not ours to report
+		rs := w.rw.ReaderIDs()
+		out := rs[:0]
+		for _, r := range rs {
+			if r != w.g {
+				out = append(out, r)
 			}
 		}
-		cycle = append(cycle, Step{G: o, Lock: next, Kind: k, epoch: epoch})
-		l = next
+		return out
 	}
 	return nil
 }
 
-// checkCycle returns the wait-for cycle that w closes, or nil. It walks
-// twice and returns only a cycle seen identically both times. Why that
-// suffices: every goroutine in the cycle other than the caller was
-// registered with the same epoch at its read in the first walk and at its
-// read in the second, so it was blocked, without releasing anything, for
-// the whole interval between; each owner read of the second walk falls
-// inside the interval of the goroutine it names. So at the instant between
-// the two walks every edge held at once: a real deadlock, which then cannot
-// go away by itself.
+// edge reports whether w's goroutine still waits for h (the edge check of
+// the verifying walk).
+func edge(w wait, h int64) bool {
+	if h == w.g {
+		return false
+	}
+	switch w.mode {
+	case waitRead:
+		return !w.rw.holdsReadNow(w.g) && w.lock.Owner() == h
+	case waitLock:
+		return w.lock.Owner() == h
+	case waitDrain:
+		return w.lock.Owner() == w.g && w.rw.holdsReadNow(h)
+	}
+	return false
+}
+
+// walk searches the wait-for graph depth first from w for a path back to
+// w's goroutine: lock -> owner (or, for a draining writer, each reader) ->
+// what that goroutine waits for ... It returns the cycle, or nil.
+func walk(w *waiter) []Step {
+	visited := map[int64]bool{w.g: true}
+	budget := maxWalk
+	var path []Step
+	var dfs func(cur wait) bool
+	dfs = func(cur wait) bool {
+		path = append(path, stepOf(cur))
+		for _, h := range waitsFor(cur) {
+			if budget--; budget < 0 {
+				break
+			}
+			if h == w.g {
+				return true
+			}
+			if visited[h] {
+				continue
+			}
+			visited[h] = true
+			next, ok := waitingOn(h)
+			if ok && dfs(next) {
+				return true
+			}
+		}
+		path = path[:len(path)-1]
+		return false
+	}
+	if !dfs(waitOf(w)) {
+		return nil
+	}
+	return path
+}
+
+// checkCycle returns the wait-for cycle that w closes, or nil. It finds a
+// cycle, then walks it a second time, and returns it only if every
+// goroutine of the second walk has the registration it had in the first
+// and every edge still holds. Why that suffices: every goroutine in the
+// cycle other than the caller was registered with the same epoch at its
+// read in the first walk and at its read in the second, so it was blocked,
+// without releasing anything, for the whole interval between; each edge
+// read of the second walk (the owner, or the reader, that the goroutine
+// waits for) falls inside the interval of the goroutine it names. So at
+// the instant between the two walks every edge held at once: a real
+// deadlock, which then cannot go away by itself.
 //
 // Exactly one goroutine of a cycle is refused: the one that registered
 // last (the largest epoch). A cycle is closed by the registration of its
@@ -379,15 +461,15 @@ func checkCycle(w *waiter) []Step {
 	if first == nil {
 		return nil
 	}
-	second := walk(w)
-	if len(second) != len(first) {
-		return nil
-	}
-	for i := range first {
-		if first[i] != second[i] {
+	for i, s := range first {
+		if s.epoch > w.epoch {
 			return nil
 		}
-		if first[i].epoch > w.epoch {
+		cur, ok := waitingOn(s.G)
+		if !ok || stepOf(cur) != s {
+			return nil
+		}
+		if !edge(cur, first[(i+1)%len(first)].G) {
 			return nil
 		}
 	}
@@ -408,6 +490,10 @@ type WaitInfo struct {
 	Lock  *Lock
 	Kind  *Kind
 	Since int64 // on the Now clock
+	// Read: the goroutine waits for a read lock. Drain: it holds the
+	// write lock of an RWLock and waits for the readers to leave.
+	Read  bool
+	Drain bool
 	w     *waiter
 }
 
@@ -423,7 +509,8 @@ func Waiting(f func(WaitInfo)) {
 		s := &registry[i]
 		s.mu.Lock()
 		for _, w := range s.m {
-			all = append(all, WaitInfo{G: w.g, Lock: w.lock, Kind: w.kind, Since: w.start, w: w})
+			all = append(all, WaitInfo{G: w.g, Lock: w.lock, Kind: w.kind, Since: w.start,
+				Read: w.mode == waitRead, Drain: w.mode == waitDrain, w: w})
 		}
 		s.mu.Unlock()
 	}

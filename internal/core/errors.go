@@ -15,6 +15,10 @@ var ErrNotOwner = errors.New("lock not held by the calling goroutine")
 // WaitContext called with a nil context.Context.
 var ErrNilContext = errors.New("nil context")
 
+// ErrReadLocker is the one sentinel behind condvar.ErrReadLocker: a
+// condition bound to the read side of a read-write lock.
+var ErrReadLocker = errors.New("condition on a read lock")
+
 // Error is a panic value for a broken lock contract: a message that names
 // what went wrong and the sentinels it matches with errors.Is.
 type Error struct {
@@ -47,6 +51,10 @@ type Adapter struct {
 	Lock *Lock
 	Kind *Kind
 	Cond CondLocker
+	// CondErr, if not nil, is what condvar.New panics with for this
+	// locker: the read side of a read-write lock cannot carry a
+	// condition.
+	CondErr error
 }
 
 var adapters []func(sync.Locker) (Adapter, bool)

@@ -12,11 +12,14 @@ import (
 type Kind struct {
 	Name      string // "mutex.Mutex"
 	Reentrant bool
+	RW        bool // the Lock is the writer lock of an RWLock (see RWOf)
 }
 
 var (
-	KindMutex   = &Kind{Name: "mutex.Mutex"}
-	KindMonitor = &Kind{Name: "monitor.Monitor", Reentrant: true}
+	KindMutex     = &Kind{Name: "mutex.Mutex"}
+	KindMonitor   = &Kind{Name: "monitor.Monitor", Reentrant: true}
+	KindRWMutex   = &Kind{Name: "mutex.RWMutex", RW: true}
+	KindRWMonitor = &Kind{Name: "monitor.RWMonitor", Reentrant: true, RW: true}
 )
 
 // Lock is an owner-tracking lock word plus a queue of parked waiters.
@@ -143,6 +146,12 @@ type waiter struct {
 	start     int64         // when the goroutine started to wait (nanotime)
 	epoch     uint64        // set by register, read by walkers under the shard lock
 	timed     atomic.Bool   // a wait-timeout report was made for this wait
+	// For a wait on an RWLock (rwlock.go): the lock, and what is awaited
+	// (waitLock: lock's owner; waitRead: the writer, for a read hold;
+	// waitDrain: the readers, by the writer that holds lock). Set before
+	// register and never changed.
+	rw   *RWLock
+	mode uint8
 }
 
 // wake posts the token to w, which the caller has dequeued under mu (and

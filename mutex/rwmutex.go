@@ -1,0 +1,299 @@
+package mutex
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/locksmith-go/locksmith/internal/core"
+	"github.com/locksmith-go/locksmith/internal/gid"
+)
+
+// An RWMutex is a reader/writer mutual exclusion lock that records its
+// holders: any number of readers or a single writer. It has the methods of
+// sync.RWMutex, so that changing the type of a field is enough to start
+// checking a program's read-write locking.
+// The zero value for an RWMutex is an unlocked mutex.
+//
+// An RWMutex must not be copied after first use.
+//
+// In the terminology of the Go memory model, the n'th call to Unlock
+// “synchronizes before” the m'th call to Lock for any n < m, just as for
+// Mutex. For any call to RLock, there exists an n such that the n'th call
+// to Unlock “synchronizes before” that call to RLock, and the corresponding
+// call to RUnlock “synchronizes before” the n+1'th call to Lock. A
+// successful TryLock or LockContext is equivalent to a Lock, a successful
+// TryRLock or RLockContext to an RLock.
+//
+// An RWMutex is not reentrant, in either mode, and says so at once: any
+// lock call (Lock, RLock and their Context forms) by a goroutine that
+// already holds the RWMutex, for reading or for writing, panics with an
+// error matching ErrRecursiveLock, whether or not a writer is waiting. Its
+// message names the case: "recursive read locking" (RLock by a reader, the
+// deadlock that sync.RWMutex hits only when a writer arrives between the
+// two RLocks), "read-to-write upgrade" (Lock by a reader, which would wait
+// for itself forever), or "recursive locking" (any lock by the writer).
+// TryLock and TryRLock by a holder return false. Unlock by a goroutine
+// that does not hold the write lock, and RUnlock by one that holds no read
+// lock, panic with ErrNotOwner and change nothing.
+//
+// As with sync.RWMutex, writers are preferred: while a writer holds the
+// lock or waits for readers to leave, new readers queue (and TryRLock
+// fails), so a writer is never starved; the readers queued behind a
+// writer are let in when it unlocks, before the next writer. Writers queue
+// among themselves in FIFO order with Mutex's starvation mode. Waiting
+// goroutines park on channels: they count as durably blocked inside a
+// testing/synctest bubble.
+//
+// The readers are recorded in a table of eight slots inside the RWMutex
+// (a map beside it holds any beyond eight), so RLock and RUnlock allocate
+// nothing and take no lock while at most eight goroutines read at once.
+type RWMutex struct {
+	_ noCopy
+	l core.RWLock
+}
+
+var _ sync.Locker = (*RWMutex)(nil)
+
+func init() {
+	core.RegisterAdapter(func(l sync.Locker) (core.Adapter, bool) {
+		switch rw := l.(type) {
+		case *RWMutex:
+			return core.Adapter{Lock: rw.l.WriterLock(), Kind: core.KindRWMutex, Cond: rwCondLocker{rw}}, true
+		case rlocker:
+			return core.Adapter{Lock: rw.rw.l.WriterLock(), Kind: core.KindRWMutex,
+				CondErr: core.Misuse("condvar: New(rw.RLocker()) of a *mutex.RWMutex: a condition needs the write lock; use condvar.New(rw)", core.ErrReadLocker)}, true
+		}
+		return core.Adapter{}, false
+	})
+}
+
+// Lock locks rw for writing. If the lock is already held for reading or
+// writing by another goroutine, Lock blocks until it is available.
+//
+// Lock panics with an error matching ErrRecursiveLock if the calling
+// goroutine already holds rw, for writing ("recursive locking") or for
+// reading ("read-to-write upgrade"). With deadlock detection on, it panics
+// with a *detect.DeadlockError, without the lock, if waiting would close a
+// cycle of goroutines each waiting for a lock the next holds.
+func (rw *RWMutex) Lock() {
+	g := gid.Get()
+	if !rw.l.LockFast(g) {
+		rw.lockSlow(g)
+	}
+	if core.OrderOn() {
+		rw.orderAcquired(g, false, false)
+	}
+}
+
+func (rw *RWMutex) lockSlow(g int64) {
+	rw.checkHolder(g, "lock")
+	if err := rw.l.Lock(g, nil, core.KindRWMutex); err != nil {
+		panic(err)
+	}
+}
+
+// checkHolder panics if g holds rw in either mode.
+func (rw *RWMutex) checkHolder(g int64, op string) {
+	switch {
+	case rw.l.Writer() == g:
+		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; recursive locking: %s of rwmutex write-locked by the same goroutine %d", op, g), ErrRecursiveLock))
+	case rw.l.HoldsRead(g) > 0 && op == "rlock":
+		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; recursive read locking: rlock of rwmutex read-locked by the same goroutine %d", g), ErrRecursiveLock))
+	case rw.l.HoldsRead(g) > 0:
+		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; read-to-write upgrade: %s of rwmutex read-locked by the same goroutine %d", op, g), ErrRecursiveLock))
+	}
+}
+
+// TryLock tries to lock rw for writing and reports whether it succeeded.
+// It returns false while anyone holds rw in either mode, the caller
+// included.
+func (rw *RWMutex) TryLock() bool {
+	g := gid.Get()
+	if !rw.l.TryLock(g) {
+		return false
+	}
+	if core.OrderOn() {
+		rw.orderAcquired(g, true, false)
+	}
+	return true
+}
+
+// LockContext locks rw for writing, blocking until it is available or ctx
+// is done. On success, it returns nil. On failure, it returns ctx.Err() and
+// leaves rw not held by the caller (readers that queued behind the
+// abandoned attempt are let in). If ctx is already done, LockContext fails
+// even if rw is free.
+//
+// With deadlock detection on, it returns a *detect.DeadlockError, without
+// the lock, if waiting would close a deadlock cycle. Like Lock, it panics
+// with an error matching ErrRecursiveLock if the caller already holds rw.
+func (rw *RWMutex) LockContext(ctx context.Context) error {
+	g := gid.Get()
+	rw.checkHolder(g, "lock") // a broken contract, whatever the context says
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !rw.l.LockFast(g) {
+		if err := rw.l.Lock(g, ctx, core.KindRWMutex); err != nil {
+			return err
+		}
+	}
+	if core.OrderOn() {
+		rw.orderAcquired(g, false, false)
+	}
+	return nil
+}
+
+// Unlock unlocks rw for writing.
+//
+// It is a run-time error, reported by a panic matching ErrNotOwner, if the
+// calling goroutine does not hold rw for writing; rw is left unchanged.
+func (rw *RWMutex) Unlock() {
+	g := gid.Get()
+	if !rw.l.Unlock(g) {
+		rw.unlockFailed(g)
+	}
+	if core.OrderOn() {
+		rw.orderReleased(g, false)
+	}
+}
+
+func (rw *RWMutex) unlockFailed(g int64) {
+	switch o := rw.l.Writer(); {
+	case rw.l.HoldsRead(g) > 0:
+		panic(core.Misuse(fmt.Sprintf("mutex: unlock by goroutine %d of rwmutex it holds only for reading (use RUnlock)", g), ErrNotOwner))
+	case o != 0:
+		panic(core.Misuse(fmt.Sprintf("mutex: unlock by goroutine %d of rwmutex write-locked by goroutine %d", g, o), ErrNotOwner))
+	}
+	panic(core.Misuse(fmt.Sprintf("mutex: unlock of rwmutex not write-locked (by goroutine %d)", g), ErrNotOwner))
+}
+
+// RLock locks rw for reading. If a writer holds rw or is waiting for the
+// readers to leave, RLock blocks until the writer unlocks.
+//
+// RLock panics with an error matching ErrRecursiveLock if the calling
+// goroutine already holds rw, for reading ("recursive read locking") or
+// for writing ("recursive locking"), whether or not a writer is waiting.
+// With deadlock detection on, it panics with a *detect.DeadlockError,
+// without the lock, if waiting would close a deadlock cycle.
+func (rw *RWMutex) RLock() {
+	g := gid.Get()
+	if !rw.l.RLockFast(g, false) {
+		rw.rlockSlow(g)
+	}
+	if core.OrderOn() {
+		rw.orderAcquired(g, false, true)
+	}
+}
+
+func (rw *RWMutex) rlockSlow(g int64) {
+	rw.checkHolder(g, "rlock")
+	if err := rw.l.RLockSlow(g, nil, core.KindRWMutex); err != nil {
+		panic(err)
+	}
+}
+
+// TryRLock tries to lock rw for reading and reports whether it succeeded.
+// It returns false while a writer holds rw or waits for readers to leave,
+// and when the caller already holds rw in either mode.
+func (rw *RWMutex) TryRLock() bool {
+	g := gid.Get()
+	if rw.l.Writer() == g || rw.l.HoldsRead(g) > 0 || !rw.l.TryRLock(g, false) {
+		return false
+	}
+	if core.OrderOn() {
+		rw.orderAcquired(g, true, true)
+	}
+	return true
+}
+
+// RLockContext locks rw for reading, blocking until it is available or
+// ctx is done. On success, it returns nil. On failure, it returns ctx.Err()
+// and leaves rw not held by the caller. If ctx is already done, it fails
+// even if rw is free. With deadlock detection on, it returns a
+// *detect.DeadlockError, without the lock, if waiting would close a
+// deadlock cycle. Like RLock, it panics with an error matching
+// ErrRecursiveLock if the caller already holds rw.
+func (rw *RWMutex) RLockContext(ctx context.Context) error {
+	g := gid.Get()
+	rw.checkHolder(g, "rlock")
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !rw.l.RLockFast(g, false) {
+		if err := rw.l.RLockSlow(g, ctx, core.KindRWMutex); err != nil {
+			return err
+		}
+	}
+	if core.OrderOn() {
+		rw.orderAcquired(g, false, true)
+	}
+	return nil
+}
+
+// RUnlock undoes a single RLock call by the calling goroutine.
+//
+// It is a run-time error, reported by a panic matching ErrNotOwner, if the
+// calling goroutine does not hold rw for reading; rw is left unchanged.
+// Unlike sync.RWMutex, a read lock cannot be released by a goroutine other
+// than the one that took it.
+func (rw *RWMutex) RUnlock() {
+	g := gid.Get()
+	if !rw.l.RUnlock(g, false) {
+		rw.runlockFailed(g)
+	}
+	if core.OrderOn() {
+		rw.orderReleased(g, true)
+	}
+}
+
+func (rw *RWMutex) runlockFailed(g int64) {
+	if rw.l.Writer() == g {
+		panic(core.Misuse(fmt.Sprintf("mutex: runlock by goroutine %d of rwmutex it holds for writing (use Unlock)", g), ErrNotOwner))
+	}
+	panic(core.Misuse(fmt.Sprintf("mutex: runlock by goroutine %d, which holds no read lock of the rwmutex (%d readers)", g, rw.l.Readers()), ErrNotOwner))
+}
+
+//go:noinline
+func (rw *RWMutex) orderAcquired(g int64, try, read bool) {
+	core.AcquiredRW(rw.l.WriterLock(), core.KindRWMutex, g, try, read)
+}
+
+//go:noinline
+func (rw *RWMutex) orderReleased(g int64, read bool) {
+	core.ReleasedRW(rw.l.WriterLock(), g, read)
+}
+
+// Owned reports whether the calling goroutine holds rw for writing.
+func (rw *RWMutex) Owned() bool { return rw.l.Writer() == gid.Get() }
+
+// ReadOwned reports whether the calling goroutine holds rw for reading.
+func (rw *RWMutex) ReadOwned() bool { return rw.l.HoldsRead(gid.Get()) > 0 }
+
+// Locked reports whether a goroutine holds rw for writing. Like Readers,
+// the answer may be out of date by the time the caller looks at it: use it
+// for assertions and diagnostics, not for synchronization.
+func (rw *RWMutex) Locked() bool { return rw.l.WriteLocked() }
+
+// Readers returns the number of goroutines holding rw for reading.
+func (rw *RWMutex) Readers() int { return rw.l.Readers() }
+
+// RLocker returns a sync.Locker that implements Lock and Unlock by calling
+// rw.RLock and rw.RUnlock. It cannot carry a condition: condvar.New of it
+// panics (bind the condition to rw, the write lock).
+func (rw *RWMutex) RLocker() sync.Locker { return rlocker{rw} }
+
+type rlocker struct{ rw *RWMutex }
+
+func (r rlocker) Lock()   { r.rw.RLock() }
+func (r rlocker) Unlock() { r.rw.RUnlock() }
+
+// rwCondLocker lets condvar release and retake rw's write lock around a
+// wait. The writer of an RWMutex holds no read lock (that would be
+// recursive locking), so there is one hold to restore.
+type rwCondLocker struct{ rw *RWMutex }
+
+func (c rwCondLocker) Owned() bool     { return c.rw.Owned() }
+func (c rwCondLocker) ReleaseAll() int { c.rw.Unlock(); return 1 }
+func (c rwCondLocker) Restore(int)     { c.rw.Lock() }
