@@ -3,3 +3,17 @@ package monitor
 // QueueLen returns the number of goroutines parked in m's wait queue, so
 // that tests can wait until a goroutine is queued without sleeping.
 func QueueLen(m *Monitor) int { return m.l.QueueLen() }
+
+// RWQueues returns the number of writers queued on rw's writer lock and
+// of readers parked behind a writer.
+func RWQueues(rw *RWMonitor) (writers, readers int) {
+	return rw.l.QueuedWriters(), rw.l.QueuedReaders()
+}
+
+// RWDraining reports whether a writer of rw is waiting for readers to
+// leave.
+func RWDraining(rw *RWMonitor) bool { return rw.l.Draining() }
+
+// RWOverflowAllocated reports whether rw's map of readers beyond its
+// inline slots exists.
+func RWOverflowAllocated(rw *RWMonitor) bool { return rw.l.OverflowAllocated() }

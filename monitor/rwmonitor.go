@@ -1,0 +1,390 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/locksmith-go/locksmith/condvar"
+	"github.com/locksmith-go/locksmith/internal/core"
+	"github.com/locksmith-go/locksmith/internal/gid"
+)
+
+// ErrUpgrade is matched (with errors.Is) by the panic value of Lock and
+// LockContext called by a goroutine that holds an RWMonitor only for
+// reading. Java's ReentrantReadWriteLock blocks forever there (the writer
+// would wait for its own read lock); an RWMonitor refuses at once.
+var ErrUpgrade = errors.New("deadlock; read-to-write upgrade")
+
+// An RWMonitor is a reentrant reader/writer lock with hold counts: Java's
+// ReentrantReadWriteLock, with the upgrade deadlock refused instead of
+// hung. The zero value for an RWMonitor is an unlocked monitor.
+//
+// An RWMonitor must not be copied after first use.
+//
+// In the terminology of the Go memory model, the Unlock that releases the
+// write lock (write hold count back to zero) “synchronizes before” the
+// next first Lock or first RLock of another goroutine, and the RUnlock
+// that releases a goroutine's last read hold “synchronizes before” the
+// next first Lock. Re-entry synchronizes with nothing.
+//
+// The write lock is associated with the goroutine that locked it, and
+// each read hold with the goroutine that took it:
+//   - The writer may Lock again (counted) and may RLock (counted
+//     separately). Lock, RLock, Unlock leaves it a reader: a downgrade.
+//   - A reader may RLock again, also while a writer waits: re-entrant
+//     readers pass, first-time readers queue behind the writer, so that
+//     code that read-locks in a function called with the read lock held
+//     cannot deadlock with a writer as it does with sync.RWMutex.
+//   - Lock by a goroutine that holds only read locks panics at once with
+//     an error matching ErrUpgrade: it would wait for itself. Release the
+//     read locks and lock again (rechecking the state), or take the write
+//     lock first and downgrade.
+//   - Unlock by a goroutine that does not hold the write lock, and RUnlock
+//     by one that holds no read lock, panic with ErrNotOwner and change
+//     nothing.
+//
+// Writers are preferred and queue in FIFO order as with mutex.RWMutex;
+// waiting goroutines park on channels (durably blocked inside a
+// testing/synctest bubble). Re-entry in either mode costs no atomic write.
+// NewCond returns conditions bound to the write lock.
+type RWMonitor struct {
+	_      noCopy
+	l      core.RWLock
+	wholds int // write holds; written and read only by the writer
+}
+
+var _ sync.Locker = (*RWMonitor)(nil)
+
+func init() {
+	core.RegisterAdapter(func(l sync.Locker) (core.Adapter, bool) {
+		switch rw := l.(type) {
+		case *RWMonitor:
+			return core.Adapter{Lock: rw.l.WriterLock(), Kind: core.KindRWMonitor, Cond: rwCondLocker{rw}}, true
+		case rlocker:
+			return core.Adapter{Lock: rw.rw.l.WriterLock(), Kind: core.KindRWMonitor,
+				CondErr: core.Misuse("condvar: New(rw.RLocker()) of a *monitor.RWMonitor: a condition needs the write lock; use rw.NewCond()", core.ErrReadLocker)}, true
+		}
+		return core.Adapter{}, false
+	})
+}
+
+// Lock locks rw for writing. If the calling goroutine holds the write
+// lock, Lock adds one to the write hold count and returns at once;
+// otherwise it blocks until no other goroutine holds rw in either mode.
+//
+// Lock panics with an error matching ErrUpgrade if the calling goroutine
+// holds rw only for reading. With deadlock detection on, it panics with a
+// *detect.DeadlockError, without the lock, if waiting would close a cycle
+// of goroutines each waiting for a lock the next holds.
+func (rw *RWMonitor) Lock() {
+	g := gid.Get()
+	if rw.l.Writer() == g {
+		rw.reenter(g)
+		return
+	}
+	if !rw.l.LockFast(g) {
+		rw.lockSlow(g)
+	}
+	rw.acquired(g, false)
+}
+
+func (rw *RWMonitor) lockSlow(g int64) {
+	rw.checkUpgrade(g)
+	if err := rw.l.Lock(g, nil, core.KindRWMonitor); err != nil {
+		panic(err)
+	}
+}
+
+func (rw *RWMonitor) checkUpgrade(g int64) {
+	if n := rw.l.HoldsRead(g); n > 0 {
+		panic(core.Misuse(fmt.Sprintf("monitor: deadlock; read-to-write upgrade: lock by goroutine %d, which holds %d read hold(s) of the rwmonitor", g, n), ErrUpgrade))
+	}
+}
+
+func (rw *RWMonitor) reenter(g int64) {
+	rw.wholds++
+	if core.OrderOn() {
+		rw.orderReentered(g, 1)
+	}
+}
+
+func (rw *RWMonitor) acquired(g int64, try bool) {
+	rw.wholds = 1
+	if core.OrderOn() {
+		rw.orderAcquired(g, try, false)
+	}
+}
+
+//go:noinline
+func (rw *RWMonitor) orderReentered(g int64, delta int) {
+	core.Reentered(rw.l.WriterLock(), g, delta)
+}
+
+//go:noinline
+func (rw *RWMonitor) orderAcquired(g int64, try, read bool) {
+	core.AcquiredRW(rw.l.WriterLock(), core.KindRWMonitor, g, try, read)
+}
+
+//go:noinline
+func (rw *RWMonitor) orderReleased(g int64, read bool) {
+	core.ReleasedRW(rw.l.WriterLock(), g, read)
+}
+
+// TryLock tries to lock rw for writing and reports whether it succeeded.
+// It succeeds for the writer (adding a hold), and for anyone else while
+// nobody holds rw in either mode; it fails for a goroutine that holds rw
+// only for reading.
+func (rw *RWMonitor) TryLock() bool {
+	g := gid.Get()
+	if rw.l.Writer() == g {
+		rw.reenter(g)
+		return true
+	}
+	if !rw.l.TryLock(g) { // fails for a reader: it sees itself
+		return false
+	}
+	rw.acquired(g, true)
+	return true
+}
+
+// LockContext locks rw for writing, blocking until it is available or ctx
+// is done. For the writer it adds a hold and returns nil at once, even if
+// ctx is done. Otherwise, on success it returns nil; on failure it returns
+// ctx.Err() and leaves rw not held by the caller. If ctx is already done,
+// it fails even if rw is free. Like Lock, it panics with an error matching
+// ErrUpgrade if the caller holds rw only for reading, and with deadlock
+// detection on it returns a *detect.DeadlockError if waiting would close a
+// deadlock cycle.
+func (rw *RWMonitor) LockContext(ctx context.Context) error {
+	g := gid.Get()
+	if rw.l.Writer() == g {
+		rw.reenter(g)
+		return nil
+	}
+	rw.checkUpgrade(g)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !rw.l.LockFast(g) {
+		if err := rw.l.Lock(g, ctx, core.KindRWMonitor); err != nil {
+			return err
+		}
+	}
+	rw.acquired(g, false)
+	return nil
+}
+
+// Unlock takes one write hold away and releases the write lock when none
+// are left; read holds the caller took while writing stay.
+//
+// It is a run-time error, reported by a panic matching ErrNotOwner, if the
+// calling goroutine does not hold rw for writing; rw is left unchanged.
+func (rw *RWMonitor) Unlock() {
+	g := gid.Get()
+	if rw.l.Writer() != g {
+		rw.unlockFailed(g)
+	}
+	if rw.wholds--; rw.wholds > 0 {
+		if core.OrderOn() {
+			rw.orderReentered(g, -1)
+		}
+		return
+	}
+	rw.l.Unlock(g)
+	if core.OrderOn() {
+		rw.orderReleased(g, false)
+	}
+}
+
+func (rw *RWMonitor) unlockFailed(g int64) {
+	switch o := rw.l.Writer(); {
+	case rw.l.HoldsRead(g) > 0:
+		panic(core.Misuse(fmt.Sprintf("monitor: unlock by goroutine %d of rwmonitor it holds only for reading (use RUnlock)", g), ErrNotOwner))
+	case o != 0:
+		panic(core.Misuse(fmt.Sprintf("monitor: unlock by goroutine %d of rwmonitor write-locked by goroutine %d", g, o), ErrNotOwner))
+	}
+	panic(core.Misuse(fmt.Sprintf("monitor: unlock of rwmonitor not write-locked (by goroutine %d)", g), ErrNotOwner))
+}
+
+// RLock locks rw for reading. A goroutine that already holds a read lock
+// adds a hold and never waits, even while a writer waits; so does the
+// writer. Any other goroutine blocks while a writer holds rw or waits for
+// readers to leave.
+//
+// With deadlock detection on, RLock panics with a *detect.DeadlockError,
+// without the lock, if waiting would close a deadlock cycle.
+func (rw *RWMonitor) RLock() {
+	g := gid.Get()
+	if !rw.l.RLockFast(g, true) {
+		rw.rlockSlow(g)
+	}
+	if core.OrderOn() {
+		rw.orderAcquired(g, false, true)
+	}
+}
+
+func (rw *RWMonitor) rlockSlow(g int64) {
+	if rw.l.HoldsRead(g) > 0 {
+		rw.l.AddReadHolds(g, 1)
+		return
+	}
+	if err := rw.l.RLockSlow(g, nil, core.KindRWMonitor); err != nil {
+		panic(err)
+	}
+}
+
+// TryRLock tries to lock rw for reading and reports whether it succeeded.
+// It succeeds for any holder (adding a read hold), and for anyone else
+// unless a writer holds rw or waits for readers to leave.
+func (rw *RWMonitor) TryRLock() bool {
+	g := gid.Get()
+	switch {
+	case rw.l.HoldsRead(g) > 0:
+		rw.l.AddReadHolds(g, 1)
+	case !rw.l.TryRLock(g, true): // succeeds for the writer
+		return false
+	}
+	if core.OrderOn() {
+		rw.orderAcquired(g, true, true)
+	}
+	return true
+}
+
+// RLockContext locks rw for reading, blocking until it is available or
+// ctx is done. For a holder (reader or writer) it adds a read hold and
+// returns nil at once, even if ctx is done. Otherwise, on success it
+// returns nil; on failure it returns ctx.Err() and leaves rw not held by
+// the caller. If ctx is already done, it fails even if rw is free. With
+// deadlock detection on, it returns a *detect.DeadlockError if waiting
+// would close a deadlock cycle.
+func (rw *RWMonitor) RLockContext(ctx context.Context) error {
+	g := gid.Get()
+	switch {
+	case rw.l.HoldsRead(g) > 0:
+		rw.l.AddReadHolds(g, 1)
+	case rw.l.Writer() == g:
+		if !rw.l.TryRLock(g, true) {
+			panic("monitor: internal error: the writer could not take a read hold")
+		}
+	default:
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if !rw.l.RLockFast(g, true) {
+			if err := rw.l.RLockSlow(g, ctx, core.KindRWMonitor); err != nil {
+				return err
+			}
+		}
+	}
+	if core.OrderOn() {
+		rw.orderAcquired(g, false, true)
+	}
+	return nil
+}
+
+// RUnlock takes one read hold away and releases the caller's read lock
+// when none are left.
+//
+// It is a run-time error, reported by a panic matching ErrNotOwner, if the
+// calling goroutine holds no read lock of rw; rw is left unchanged.
+func (rw *RWMonitor) RUnlock() {
+	g := gid.Get()
+	if !rw.l.RUnlock(g, false) {
+		rw.runlockFailed(g)
+	}
+	if core.OrderOn() {
+		rw.orderReleased(g, true)
+	}
+}
+
+func (rw *RWMonitor) runlockFailed(g int64) {
+	if rw.l.Writer() == g {
+		panic(core.Misuse(fmt.Sprintf("monitor: runlock by goroutine %d of rwmonitor it holds only for writing (use Unlock)", g), ErrNotOwner))
+	}
+	panic(core.Misuse(fmt.Sprintf("monitor: runlock by goroutine %d, which holds no read lock of the rwmonitor (%d readers)", g, rw.l.Readers()), ErrNotOwner))
+}
+
+// WriteHoldCount returns the number of write holds the calling goroutine
+// has on rw: 0 if it is not the writer.
+func (rw *RWMonitor) WriteHoldCount() int {
+	if rw.l.Writer() != gid.Get() {
+		return 0
+	}
+	return rw.wholds
+}
+
+// ReadHoldCount returns the number of read holds the calling goroutine
+// has on rw.
+func (rw *RWMonitor) ReadHoldCount() int { return rw.l.HoldsRead(gid.Get()) }
+
+// Owned reports whether the calling goroutine holds rw for writing.
+func (rw *RWMonitor) Owned() bool { return rw.l.Writer() == gid.Get() }
+
+// ReadOwned reports whether the calling goroutine holds rw for reading.
+func (rw *RWMonitor) ReadOwned() bool { return rw.l.HoldsRead(gid.Get()) > 0 }
+
+// Locked reports whether a goroutine holds rw for writing. The answer may
+// be out of date by the time the caller looks at it.
+func (rw *RWMonitor) Locked() bool { return rw.l.WriteLocked() }
+
+// Readers returns the number of goroutines holding rw for reading (each
+// counted once, whatever its hold count).
+func (rw *RWMonitor) Readers() int { return rw.l.Readers() }
+
+// RLocker returns a sync.Locker that implements Lock and Unlock by calling
+// rw.RLock and rw.RUnlock. It cannot carry a condition (condvar.New of it
+// panics): conditions belong to the write lock, as in Java.
+func (rw *RWMonitor) RLocker() sync.Locker { return rlocker{rw} }
+
+type rlocker struct{ rw *RWMonitor }
+
+func (r rlocker) Lock()   { r.rw.RLock() }
+func (r rlocker) Unlock() { r.rw.RUnlock() }
+
+// NewCond returns a new condition variable bound to rw's write lock.
+// Waiting on it requires the write lock; it releases every write and read
+// hold of the caller and restores both counts before returning, also when
+// it returns by timeout or cancellation.
+func (rw *RWMonitor) NewCond() *condvar.Cond { return condvar.New(rw) }
+
+// rwCondLocker lets condvar release every hold of rw around a wait. The
+// count it returns packs both: write holds in the low half of an int,
+// read holds in the high half.
+type rwCondLocker struct{ rw *RWMonitor }
+
+// condShift is half the width of int: 32 on 64-bit platforms.
+const condShift = 16 << (^uint(0) >> 63)
+
+func (c rwCondLocker) Owned() bool { return c.rw.Owned() }
+
+func (c rwCondLocker) ReleaseAll() int {
+	rw := c.rw
+	g := gid.Get()
+	reads := rw.l.HoldsRead(g)
+	if reads > 0 {
+		rw.l.RUnlock(g, true)
+	}
+	n := rw.wholds
+	rw.wholds = 1
+	rw.Unlock()
+	return n | reads<<condShift
+}
+
+func (c rwCondLocker) Restore(n int) {
+	rw := c.rw
+	writes, reads := n&(1<<condShift-1), n>>condShift
+	rw.Lock()
+	rw.wholds = writes
+	g := gid.Get()
+	if writes > 1 && core.OrderOn() {
+		core.Reentered(rw.l.WriterLock(), g, writes-1)
+	}
+	if reads > 0 {
+		if !rw.l.TryRLock(g, true) { // the writer's read hold cannot wait
+			panic("monitor: internal error: the writer could not take a read hold")
+		}
+		rw.l.AddReadHolds(g, reads-1)
+	}
+}
