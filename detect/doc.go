@@ -1,5 +1,6 @@
-// Package detect finds deadlocks among locksmith locks (mutex.Mutex and
-// monitor.Monitor, and the reacquire at the end of a condvar.Cond wait):
+// Package detect finds deadlocks among locksmith locks (mutex.Mutex,
+// monitor.Monitor, mutex.RWMutex, monitor.RWMonitor, and the reacquire at
+// the end of a condvar.Cond wait):
 // actual deadlocks the moment they form, and, in Order mode, lock-order
 // inversions before they bite.
 //
@@ -42,6 +43,27 @@
 //   - Order: Cycles, plus lock-order validation in the manner of Linux's
 //     lockdep, plus wait-timeout reports (DefaultOrderWaitTimeout, 30 s,
 //     unless WithWaitTimeout says otherwise).
+//
+// # Read-write locks
+//
+// A read-write lock can have several read holders, and the wait-for graph
+// sees them all. A waiting writer waits for the writer and for every
+// reader; a waiting first-time reader waits for the writer that holds the
+// lock or is waiting for its readers to leave (writer preference: the
+// reader queues behind it). So Cycles mode finds the cycles that only
+// writer preference closes, such as two goroutines each holding a read
+// lock that the other's writer is waiting on, and the walk becomes a
+// depth-first search; the found cycle is verified by a second walk, edge
+// by edge, with every registration unchanged, as above. Reports, Dump and
+// WriteDOT say for each lock whether it is held or wanted for reading or
+// for writing, and count its readers. A re-entrant read of an RWMonitor
+// never waits and is never part of a cycle.
+//
+// In Order mode a write acquisition of a read-write lock is recorded like
+// a Mutex's, and a read acquisition currently adds no edge and is not
+// recorded as held: no lock-order report involves a read hold, so none
+// can be a false positive of the read rules, at the price of missing
+// inversions that need one.
 //
 // # The order model
 //

@@ -16,18 +16,46 @@ type blocked struct {
 	lock   *LockInfo
 	owner  int64
 	waited time.Duration
+	// For a read-write lock: read says the goroutine waits for a read
+	// lock; drain that it holds the writer lock and waits for readers,
+	// which are then the holders it waits for.
+	read    bool
+	drain   bool
+	readers []int64
+}
+
+// holders returns the goroutines that b waits for.
+func (b blocked) holders() []int64 {
+	if b.drain {
+		return b.readers
+	}
+	if b.owner != 0 {
+		return []int64{b.owner}
+	}
+	return nil
 }
 
 func blockedNow() []blocked {
 	now := core.Now()
 	var out []blocked
 	core.Waiting(func(wi core.WaitInfo) {
-		out = append(out, blocked{
+		b := blocked{
 			g:      wi.G,
 			lock:   lockInfo(wi.Lock.Meta(wi.Kind)),
 			owner:  wi.Lock.Owner(),
 			waited: time.Duration(now - wi.Since),
-		})
+			read:   wi.Read,
+			drain:  wi.Drain,
+		}
+		if wi.Drain {
+			for _, r := range core.RWOf(wi.Lock, wi.Kind).ReaderIDs() {
+				if r != wi.G {
+					b.readers = append(b.readers, r)
+				}
+			}
+			slices.Sort(b.readers)
+		}
+		out = append(out, b)
 	})
 	slices.SortFunc(out, func(a, b blocked) int { return int(a.g - b.g) })
 	return out
@@ -35,7 +63,8 @@ func blockedNow() []blocked {
 
 type holding struct {
 	lock  *LockInfo
-	count int
+	count int  // write holds (1 for a non-reentrant lock); 0 for a read hold
+	read  bool // a read hold of a read-write lock
 }
 
 // heldNow returns every lock with detector metadata that is held now,
@@ -49,6 +78,11 @@ func heldNow() map[int64][]holding {
 		if l == nil {
 			return
 		}
+		if m.Kind.RW {
+			for _, r := range core.RWOf(l, m.Kind).ReaderIDs() {
+				out[r] = append(out[r], holding{lock: lockInfo(m), read: true})
+			}
+		}
 		g := l.Owner()
 		if g == 0 {
 			return
@@ -57,7 +91,7 @@ func heldNow() map[int64][]holding {
 		if m.Kind.Reentrant {
 			n = max(1+int(m.Holds.Load()), 1)
 		}
-		out[g] = append(out[g], holding{lockInfo(m), n})
+		out[g] = append(out[g], holding{lock: lockInfo(m), count: n})
 	})
 	for _, hs := range out {
 		slices.SortFunc(hs, func(a, b holding) int { return cmpU(a.lock.ID, b.lock.ID) })
@@ -67,9 +101,12 @@ func heldNow() map[int64][]holding {
 
 // Dump writes the detector's view of the program to w: in Cycles and
 // Order modes every goroutine blocked on a locksmith lock, with the lock
-// and its owner; in Order mode also every lock each goroutine holds, with
-// hold counts; and every problem reported to the reporter in force, with
-// how often it has occurred since (see Report.Seen). A lock whose owner no longer runs (a
+// and its owner (for an RWMutex or RWMonitor, whether it waits to read or
+// to write, and who holds the lock in which mode, with the number of
+// readers); in Order mode also every lock each goroutine holds, with
+// hold counts (read holds of locks with metadata are listed as such); and
+// every problem reported to the reporter in force, with how often it has
+// occurred since (see Report.Seen). A lock whose owner no longer runs (a
 // goroutine that exited holding it: Go runs no code at goroutine exit, so
 // the lock stays held) is marked as such; in Cycles mode, which keeps no
 // record of held locks, such a lock appears only once a goroutine waits
@@ -87,8 +124,8 @@ func Dump(w io.Writer) {
 	want := map[int64]bool{}
 	for _, b := range bl {
 		want[b.g] = true
-		if b.owner != 0 {
-			want[b.owner] = true
+		for _, h := range b.holders() {
+			want[h] = true
 		}
 	}
 	var hd map[int64][]holding
@@ -101,8 +138,26 @@ func Dump(w io.Writer) {
 	alive := liveGoroutines(want)
 	fmt.Fprintf(bw, "\nblocked goroutines: %d\n", len(bl))
 	for _, b := range bl {
-		fmt.Fprintf(bw, "  goroutine %d waiting %v to lock %s, held by %s\n",
-			b.g, b.waited.Round(time.Millisecond), b.lock, ownerString(b.owner, alive))
+		waited := b.waited.Round(time.Millisecond)
+		switch {
+		case !b.lock.ReadWrite:
+			fmt.Fprintf(bw, "  goroutine %d waiting %v to lock %s, held by %s\n",
+				b.g, waited, b.lock, ownerString(b.owner, alive))
+		case b.drain:
+			fmt.Fprintf(bw, "  goroutine %d waiting %v to lock %s for writing (it holds out new readers), held for reading by %d goroutine(s)",
+				b.g, waited, b.lock, len(b.readers))
+			for i, r := range b.readers {
+				sep := ", "
+				if i == 0 {
+					sep = ": "
+				}
+				fmt.Fprintf(bw, "%s%s", sep, ownerString(r, alive))
+			}
+			bw.WriteString("\n")
+		default:
+			fmt.Fprintf(bw, "  goroutine %d waiting %v to lock %s%s, held for writing by %s (readers: %d)\n",
+				b.g, waited, b.lock, access(b.lock, b.read), ownerString(b.owner, alive), b.lock.Readers)
+		}
 	}
 	if mode == Order {
 		fmt.Fprintf(bw, "\nheld locks:\n")
@@ -113,7 +168,14 @@ func Dump(w io.Writer) {
 			}
 			fmt.Fprintf(bw, "  goroutine %d%s holds:\n", g, state)
 			for _, h := range hd[g] {
-				fmt.Fprintf(bw, "    %s (hold count %d)\n", h.lock, h.count)
+				switch {
+				case h.read:
+					fmt.Fprintf(bw, "    %s for reading (readers: %d)\n", h.lock, h.lock.Readers)
+				case h.lock.ReadWrite:
+					fmt.Fprintf(bw, "    %s for writing (hold count %d)\n", h.lock, h.count)
+				default:
+					fmt.Fprintf(bw, "    %s (hold count %d)\n", h.lock, h.count)
+				}
 			}
 		}
 	}
@@ -167,7 +229,9 @@ func liveGoroutines(want map[int64]bool) map[int64]bool {
 // wait-for edges as a Graphviz digraph: locks are boxes, goroutines are
 // ellipses; a solid edge a -> b means b was taken while a was held; a
 // dashed edge goroutine -> lock means the goroutine waits for the lock; a
-// bold edge lock -> goroutine means the goroutine holds it.
+// bold edge lock -> goroutine means the goroutine holds it. For an RWMutex
+// or RWMonitor the labels say "for reading" or "for writing": a waiting
+// writer's edges lead to every reader, a waiting reader's to the writer.
 func WriteDOT(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString("digraph locksmith {\n\trankdir=LR;\n\tnode [shape=box];\n")
@@ -206,17 +270,25 @@ func WriteDOT(w io.Writer) error {
 	gs := map[int64]bool{}
 	for _, b := range bl {
 		gs[b.g] = true
-		if b.owner != 0 {
-			gs[b.owner] = true
+		for _, h := range b.holders() {
+			gs[h] = true
 		}
 	}
 	for _, g := range sortedGoroutines(gs) {
 		fmt.Fprintf(bw, "\tG%d [shape=ellipse,label=\"goroutine %d\"];\n", g, g)
 	}
+	// An edge into a read-write lock says the access wanted, an edge out
+	// of it how the goroutine holds it.
+	held := map[[2]int64]string{}
 	for _, b := range bl {
-		fmt.Fprintf(bw, "\tG%d -> L%d [style=dashed,label=\"waits\"];\n", b.g, b.lock.ID)
-		if b.owner != 0 {
-			fmt.Fprintf(bw, "\tL%d -> G%d [style=bold,label=\"held by\"];\n", b.lock.ID, b.owner)
+		fmt.Fprintf(bw, "\tG%d -> L%d [style=dashed,label=\"waits%s\"];\n", b.g, b.lock.ID, access(b.lock, b.read))
+		for _, h := range b.holders() {
+			key := [2]int64{int64(b.lock.ID), h}
+			label := "held" + access(b.lock, b.drain) + " by"
+			if held[key] != label {
+				held[key] = label
+				fmt.Fprintf(bw, "\tL%d -> G%d [style=bold,label=%q];\n", b.lock.ID, h, label)
+			}
 		}
 	}
 	bw.WriteString("}\n")

@@ -18,8 +18,14 @@ import (
 type engine struct{}
 
 func lockInfo(m *core.Meta) *LockInfo {
-	return &LockInfo{ID: m.ID, Name: m.Name(), Type: "*" + m.Kind.Name, Addr: m.Addr,
-		FirstLocked: site(m.SitePCs()), FirstWaited: site(m.WaitSitePCs())}
+	li := &LockInfo{ID: m.ID, Name: m.Name(), Type: "*" + m.Kind.Name, Addr: m.Addr,
+		FirstLocked: site(m.SitePCs()), FirstWaited: site(m.WaitSitePCs()), ReadWrite: m.Kind.RW}
+	if m.Kind.RW {
+		if l := m.Lock(); l != nil {
+			li.Readers = core.RWOf(l, m.Kind).Readers()
+		}
+	}
+	return li
 }
 
 // deliver hands r to the configured reporter, or to the default one.
@@ -206,11 +212,14 @@ func (engine) Deadlock(cycle []core.Step) error {
 	r := &Report{Kind: Deadlock, Mode: mode, Steps: make([]Step, n)}
 	for i, s := range cycle {
 		holds := infos[(i+n-1)%n] // the previous goroutine waits for what this one holds
+		prev := cycle[(i+n-1)%n]
 		r.Steps[i] = Step{
-			Goroutine: s.G,
-			Holds:     holds,
-			WaitsFor:  infos[i],
-			Stack:     stacks[s.G],
+			Goroutine:       s.G,
+			Holds:           holds,
+			HoldsForReading: prev.HolderRead,
+			WaitsFor:        infos[i],
+			WaitsForReading: s.Read,
+			Stack:           stacks[s.G],
 		}
 		if mode == Order {
 			// Every goroutine of the cycle but the caller is parked for
@@ -241,9 +250,11 @@ func (engine) Parked() { watchdogParked() }
 // SetName given a lock that the detector cannot see.
 var ErrNotLocksmithLock = errors.New("not a locksmith lock")
 
-// SetName names l in reports, Dump and WriteDOT. l must be a *mutex.Mutex
-// or a *monitor.Monitor; anything else panics with an error matching
-// ErrNotLocksmithLock, since the detector cannot see it.
+// SetName names l in reports, Dump and WriteDOT. l must be a
+// *mutex.Mutex, *monitor.Monitor, *mutex.RWMutex or *monitor.RWMonitor
+// (or the RLocker of one of the last two, which names the lock itself);
+// anything else panics with an error matching ErrNotLocksmithLock, since
+// the detector cannot see it.
 func SetName(l sync.Locker, name string) {
 	a, ok := core.Adapt(l)
 	if !ok {

@@ -38,10 +38,15 @@ func (k Kind) String() string {
 type LockInfo struct {
 	ID          uint64  // the detector's ID for the lock, stable while it lives
 	Name        string  // set with SetName, or ""
-	Type        string  // "*mutex.Mutex" or "*monitor.Monitor"
+	Type        string  // "*mutex.Mutex", "*monitor.Monitor", "*mutex.RWMutex" or "*monitor.RWMonitor"
 	Addr        uintptr // the lock's address
 	FirstLocked string  // "file:line" of the lock's first acquisition seen in Order mode, or ""
 	FirstWaited string  // "file:line" of the first Lock that had to wait for it (Cycles and Order modes), or ""
+	// ReadWrite is true for an RWMutex or RWMonitor, and Readers is then
+	// the number of goroutines that held it for reading when the report
+	// was made.
+	ReadWrite bool
+	Readers   int
 }
 
 // String returns the name and identity of the lock, for example
@@ -83,8 +88,9 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 // cycle.
 //
 // For a WaitTimeout, the first step is the waiting goroutine (WaitsFor is
-// the lock) and the second is the holder (Holds is the same lock), each
-// with its current stack; the holder's Stack is nil if it has exited.
+// the lock) and the next is the holder (Holds is the same lock), each
+// with its current stack; the holder's Stack is nil if it has exited. A
+// writer waiting for readers to leave has one step per reader.
 //
 // HoldsAt is where Goroutine acquired Holds (the user's frames, innermost
 // first), for Deadlock and LockOrder reports in Order mode, which records
@@ -95,8 +101,16 @@ type Step struct {
 	Goroutine int64
 	Holds     *LockInfo // nil where unknown or not applicable
 	WaitsFor  *LockInfo
-	Stack     []Frame
-	HoldsAt   []Frame
+	// For a read-write lock: HoldsForReading says that the goroutine
+	// holds Holds for reading (else for writing), WaitsForReading that it
+	// waits to lock WaitsFor for reading (else for writing). A writer
+	// waits for the writer and for every reader; a first-time reader
+	// waits for the writer that holds the lock or waits for its readers
+	// (writer preference). Both are false for a Mutex or Monitor.
+	HoldsForReading bool
+	WaitsForReading bool
+	Stack           []Frame
+	HoldsAt         []Frame
 }
 
 // Report is what the detector found, as a value.
@@ -138,14 +152,15 @@ func (r *Report) String() string {
 	switch r.Kind {
 	case Deadlock:
 		header(&b, "Found one locksmith deadlock:")
-		for _, s := range r.Steps {
+		for i, s := range r.Steps {
+			next := r.Steps[(i+1)%len(r.Steps)]
 			fmt.Fprintf(&b, "goroutine %d:\n", s.Goroutine)
 			if s.Holds != nil {
-				fmt.Fprintf(&b, "  holds %s\n", s.Holds)
+				fmt.Fprintf(&b, "  holds %s%s\n", s.Holds, access(s.Holds, s.HoldsForReading))
 				r.lockedAt(&b, s, "    ")
 			}
-			fmt.Fprintf(&b, "  waiting to lock %s,\n", s.WaitsFor)
-			fmt.Fprintf(&b, "  which is held by goroutine %d\n", r.holderOf(s))
+			fmt.Fprintf(&b, "  waiting to lock %s%s,\n", s.WaitsFor, access(s.WaitsFor, s.WaitsForReading))
+			fmt.Fprintf(&b, "  which is held%s by goroutine %d%s\n", access(s.WaitsFor, next.HoldsForReading), next.Goroutine, readers(s.WaitsFor))
 		}
 		r.sitesNote(&b)
 		r.seenLine(&b)
@@ -186,15 +201,24 @@ func (r *Report) String() string {
 	case WaitTimeout:
 		header(&b, "locksmith: goroutine blocked on a lock for "+r.Waited.Round(time.Millisecond).String())
 		w := r.Steps[0]
-		fmt.Fprintf(&b, "goroutine %d has waited %v to lock %s,\n", w.Goroutine, r.Waited.Round(time.Millisecond), w.WaitsFor)
-		switch {
-		case len(r.Steps) > 1 && r.Steps[1].Stack == nil:
-			// The holder was not in the snapshot of all goroutines.
-			fmt.Fprintf(&b, "which is held by goroutine %d, which has exited (a lock held at exit stays held)\n\n", r.Steps[1].Goroutine)
-		case len(r.Steps) > 1:
-			fmt.Fprintf(&b, "which is held by goroutine %d\n\n", r.Steps[1].Goroutine)
-		default:
+		fmt.Fprintf(&b, "goroutine %d has waited %v to lock %s%s,\n", w.Goroutine, r.Waited.Round(time.Millisecond), w.WaitsFor, access(w.WaitsFor, w.WaitsForReading))
+		if len(r.Steps) == 1 {
 			b.WriteString("which is no longer held\n\n")
+		}
+		for i, h := range r.Steps[1:] {
+			lead := "which"
+			if i > 0 {
+				lead = "and"
+			}
+			if h.Stack == nil {
+				// The holder was not in the snapshot of all goroutines.
+				fmt.Fprintf(&b, "%s is held%s by goroutine %d, which has exited (a lock held at exit stays held)\n", lead, access(w.WaitsFor, h.HoldsForReading), h.Goroutine)
+			} else {
+				fmt.Fprintf(&b, "%s is held%s by goroutine %d\n", lead, access(w.WaitsFor, h.HoldsForReading), h.Goroutine)
+			}
+		}
+		if len(r.Steps) > 1 {
+			b.WriteString("\n")
 		}
 		for _, s := range r.Steps {
 			stack(&b, s)
@@ -242,15 +266,24 @@ func (r *Report) seenLine(b *strings.Builder) {
 	fmt.Fprintf(b, "\n(seen %d times over %d lock instances in %d goroutines; reported once)\n", n.Times, n.Locks, n.Goroutines)
 }
 
-// holderOf returns the goroutine holding the lock s waits for: the next
-// step's.
-func (r *Report) holderOf(s Step) int64 {
-	for i, x := range r.Steps {
-		if x.Goroutine == s.Goroutine {
-			return r.Steps[(i+1)%len(r.Steps)].Goroutine
-		}
+// access says " for reading" or " for writing" for a read-write lock, and
+// nothing for a Mutex or Monitor.
+func access(l *LockInfo, read bool) string {
+	switch {
+	case l == nil || !l.ReadWrite:
+		return ""
+	case read:
+		return " for reading"
 	}
-	return 0
+	return " for writing"
+}
+
+// readers counts the readers of a read-write lock, for the report.
+func readers(l *LockInfo) string {
+	if l == nil || !l.ReadWrite {
+		return ""
+	}
+	return fmt.Sprintf(" (readers: %d)", l.Readers)
 }
 
 func short(l *LockInfo) string {
@@ -298,11 +331,14 @@ type DeadlockError struct {
 func (e *DeadlockError) Error() string {
 	var b strings.Builder
 	b.WriteString("detect: deadlock: ")
-	for i, s := range e.Report.Steps {
+	steps := e.Report.Steps
+	for i, s := range steps {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "goroutine %d waits for %s held by goroutine %d", s.Goroutine, short(s.WaitsFor), e.Report.holderOf(s))
+		next := steps[(i+1)%len(steps)]
+		fmt.Fprintf(&b, "goroutine %d waits for %s%s held%s by goroutine %d", s.Goroutine, short(s.WaitsFor),
+			access(s.WaitsFor, s.WaitsForReading), access(s.WaitsFor, next.HoldsForReading), next.Goroutine)
 	}
 	return b.String()
 }

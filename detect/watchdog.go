@@ -132,16 +132,27 @@ func deliverRecovered(r *Report) {
 
 func waitReport(wi core.WaitInfo, waited time.Duration) *Report {
 	info := lockInfo(wi.Lock.Meta(wi.Kind))
-	holder := wi.Lock.Owner()
+	// The goroutines it waits for: the owner, or, for a writer waiting for
+	// readers to leave, the readers.
+	var holders []int64
+	if wi.Drain {
+		for _, r := range core.RWOf(wi.Lock, wi.Kind).ReaderIDs() {
+			if r != wi.G {
+				holders = append(holders, r)
+			}
+		}
+	} else if o := wi.Lock.Owner(); o != 0 {
+		holders = []int64{o}
+	}
 	want := map[int64]bool{wi.G: true}
-	if holder != 0 {
-		want[holder] = true
+	for _, h := range holders {
+		want[h] = true
 	}
 	stacks := goroutineStacks(want)
 	r := &Report{Kind: WaitTimeout, Mode: CurrentMode(), Waited: waited}
-	r.Steps = append(r.Steps, Step{Goroutine: wi.G, WaitsFor: info, Stack: stacks[wi.G]})
-	if holder != 0 {
-		r.Steps = append(r.Steps, Step{Goroutine: holder, Holds: info, Stack: stacks[holder]})
+	r.Steps = append(r.Steps, Step{Goroutine: wi.G, WaitsFor: info, WaitsForReading: wi.Read, Stack: stacks[wi.G]})
+	for _, h := range holders {
+		r.Steps = append(r.Steps, Step{Goroutine: h, Holds: info, HoldsForReading: wi.Drain, Stack: stacks[h]})
 	}
 	return r
 }

@@ -1,0 +1,329 @@
+package detect_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/monitor"
+	"github.com/locksmith-go/locksmith/mutex"
+)
+
+// rwLock is what the tests need of both read-write locks.
+type rwLock interface {
+	sync.Locker
+	RLock()
+	RUnlock()
+	RLockContext(ctx context.Context) error
+	LockContext(ctx context.Context) error
+	Readers() int
+}
+
+func namedRW(kind, name string) rwLock {
+	var l rwLock
+	switch kind {
+	case "rwmutex":
+		l = new(mutex.RWMutex)
+	case "rwmonitor":
+		l = new(monitor.RWMonitor)
+	default:
+		panic(kind)
+	}
+	detect.SetName(l, name)
+	return l
+}
+
+func rwType(kind string) string {
+	return map[string]string{"rwmutex": "*mutex.RWMutex", "rwmonitor": "*monitor.RWMonitor"}[kind]
+}
+
+// TestDeadlockRWWriterPreference is the cycle that only writer preference
+// closes, which no detector that ignores readers finds: G1 holds R(A), G2
+// holds R(B), G3 waits for W(A) (for G1 to leave), G4 waits for W(B) (for
+// G2), G1 waits for R(B), queued behind G4, and G2's R(A), queued behind
+// G3, closes the cycle. G2 must get the *DeadlockError at once, in the
+// order G2 -> G3 -> G1 -> G4, with each access named; its deferred
+// RUnlock then frees everyone.
+func TestDeadlockRWWriterPreference(t *testing.T) {
+	for _, mode := range []detect.Mode{detect.Cycles, detect.Order} {
+		for _, kind := range []string{"rwmutex", "rwmonitor"} {
+			for _, ctxWait := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%v/%s/context=%v", mode, kind, ctxWait), func(t *testing.T) {
+					rec := configure(t, detect.WithMode(mode))
+					a, b := namedRW(kind, "A"), namedRW(kind, "B")
+					held := make(chan struct{}, 2)
+					next1, next2 := make(chan struct{}), make(chan struct{})
+					g1 := spawn(func() {
+						a.RLock()
+						defer a.RUnlock()
+						held <- struct{}{}
+						<-next1
+						b.RLock()
+						b.RUnlock()
+					})
+					var g2err error
+					g2 := spawn(func() {
+						b.RLock()
+						defer b.RUnlock()
+						held <- struct{}{}
+						<-next2
+						if ctxWait {
+							g2err = a.RLockContext(context.Background())
+							if g2err == nil {
+								a.RUnlock()
+							}
+							return
+						}
+						a.RLock()
+						a.RUnlock()
+					})
+					await(t, held, "G1 reading")
+					await(t, held, "G2 reading")
+					g3 := spawn(func() { a.Lock(); a.Unlock() })
+					waitParked(t, a, g3.ID(t))
+					g4 := spawn(func() { b.Lock(); b.Unlock() })
+					waitParked(t, b, g4.ID(t))
+					close(next1)
+					waitParked(t, b, g1.ID(t))
+					close(next2)
+
+					var de *detect.DeadlockError
+					if ctxWait {
+						require.Nil(t, g2.wait(t))
+						de = deadlockError(t, g2err)
+					} else {
+						de = deadlockError(t, g2.wait(t))
+					}
+					for i, p := range []*proc{g1, g3, g4} {
+						require.Nil(t, p.wait(t), "goroutine %d", i)
+					}
+					reps := rec.all()
+					require.Len(t, reps, 1, "%s", rec)
+					r := reps[0]
+					require.Same(t, r, de.Report)
+					require.Len(t, r.Steps, 4, "%s", r)
+					type want struct {
+						g                 int64
+						holds, waits      string
+						holdsRead, waitsR bool
+					}
+					for i, w := range []want{
+						{g2.id, "B", "A", true, true},   // G2 holds R(B), wants R(A), held by G3 (writer)
+						{g3.id, "A", "A", false, false}, // G3 holds A's writer lock, wants the readers gone
+						{g1.id, "A", "B", true, true},   // G1 holds R(A), wants R(B), held by G4 (writer)
+						{g4.id, "B", "B", false, false}, // G4 holds B's writer lock, waits for G2
+					} {
+						s := r.Steps[i]
+						assert.Equal(t, w.g, s.Goroutine, "step %d", i)
+						assert.Equal(t, w.holds, lockName(s.Holds), "step %d holds", i)
+						assert.Equal(t, w.waits, lockName(s.WaitsFor), "step %d waits for", i)
+						assert.Equal(t, w.holdsRead, s.HoldsForReading, "step %d holds for reading", i)
+						assert.Equal(t, w.waitsR, s.WaitsForReading, "step %d waits for reading", i)
+						assert.Equal(t, rwType(kind), s.WaitsFor.Type)
+						assert.True(t, s.WaitsFor.ReadWrite)
+					}
+					assert.Equal(t, 1, r.Steps[0].WaitsFor.Readers, "A's readers when reported")
+					str := r.String()
+					assert.Contains(t, str, fmt.Sprintf("goroutine %d:\n  holds \"B\" (%s 0x", g2.id, rwType(kind)))
+					assert.Contains(t, str, "  waiting to lock \"A\" ("+rwType(kind))
+					assert.Contains(t, str, fmt.Sprintf(") for reading,\n  which is held for writing by goroutine %d (readers: 1)\n", g3.id))
+					assert.Contains(t, str, fmt.Sprintf(") for writing,\n  which is held for reading by goroutine %d (readers: 1)\n", g1.id))
+					assert.Contains(t, de.Error(), fmt.Sprintf("goroutine %d waits for A for reading held for writing by goroutine %d", g2.id, g3.id))
+					assert.Contains(t, de.Error(), fmt.Sprintf("goroutine %d waits for A for writing held for reading by goroutine %d", g3.id, g1.id))
+					assert.Zero(t, a.Readers()+b.Readers())
+				})
+			}
+		}
+	}
+}
+
+// TestDeadlockRWReaderAndWriter: G1 holds R(A) and waits for W(B); G2
+// holds W(B) and asks for W(A), which waits for G1: G2 closes the cycle.
+func TestDeadlockRWReaderAndWriter(t *testing.T) {
+	for _, kind := range []string{"rwmutex", "rwmonitor"} {
+		t.Run(kind, func(t *testing.T) {
+			rec := configure(t, detect.WithMode(detect.Cycles))
+			a, b := namedRW(kind, "A"), namedRW(kind, "B")
+			held := make(chan struct{}, 2)
+			next := make(chan struct{})
+			g1 := spawn(func() {
+				a.RLock()
+				defer a.RUnlock()
+				held <- struct{}{}
+				<-next
+				b.Lock()
+				b.Unlock()
+			})
+			g2 := spawn(func() {
+				b.Lock()
+				defer b.Unlock()
+				held <- struct{}{}
+				<-next
+				a.Lock()
+				a.Unlock()
+			})
+			await(t, held, "G1")
+			await(t, held, "G2")
+			close(next)
+			// Whichever parks second closes the cycle; exactly one panics.
+			v1, v2 := g1.wait(t), g2.wait(t)
+			require.True(t, (v1 == nil) != (v2 == nil), "exactly one victim: %v / %v", v1, v2)
+			victim := v2
+			if v1 != nil {
+				victim = v1
+			}
+			de := deadlockError(t, victim)
+			require.Len(t, de.Report.Steps, 2)
+			require.Len(t, rec.all(), 1)
+			for _, s := range de.Report.Steps {
+				if s.Goroutine == g1.id {
+					assert.True(t, s.HoldsForReading, "G1 holds A for reading")
+					assert.False(t, s.WaitsForReading, "G1 waits to write B")
+				} else {
+					assert.False(t, s.HoldsForReading, "G2 holds B for writing")
+					assert.False(t, s.WaitsForReading, "G2 waits to write A")
+				}
+			}
+		})
+	}
+}
+
+// TestNoReportRWConsistent: many goroutines reading and writing two
+// read-write locks in a consistent order (A before B), RWMonitor readers
+// re-entering while writers wait, in Cycles mode: no deadlock exists, so
+// any report is a false positive.
+func TestNoReportRWConsistent(t *testing.T) {
+	for _, mode := range []detect.Mode{detect.Cycles, detect.Order} {
+		for _, kind := range []string{"rwmutex", "rwmonitor"} {
+			t.Run(fmt.Sprintf("%v/%s", mode, kind), func(t *testing.T) {
+				rec := configure(t, detect.WithMode(mode))
+				a, b := namedRW(kind, "A"), namedRW(kind, "B")
+				iters := 400
+				if testing.Short() {
+					iters = 100
+				}
+				var wg sync.WaitGroup
+				for i := range 12 {
+					wg.Go(func() {
+						rng := rand.New(rand.NewPCG(uint64(i), 7))
+						for range iters {
+							lockA, lockB := a.RLock, b.RLock
+							unA, unB := a.RUnlock, b.RUnlock
+							if rng.IntN(4) == 0 {
+								lockA, unA = a.Lock, a.Unlock
+							}
+							if rng.IntN(4) == 0 {
+								lockB, unB = b.Lock, b.Unlock
+							}
+							lockA()
+							lockB()
+							if kind == "rwmonitor" && rng.IntN(2) == 0 {
+								b.RLock() // re-entrant: passes a waiting writer
+								b.RUnlock()
+							}
+							unB()
+							unA()
+						}
+					})
+				}
+				wg.Wait()
+				assert.Empty(t, rec.all(detect.Deadlock, detect.LockOrder), "%s", rec)
+			})
+		}
+	}
+}
+
+// TestOrderRWRules: in Order mode write acquisitions of read-write locks
+// make lock-order edges like a Mutex's, and read acquisitions none (the
+// current rule: no false report from a read hold).
+func TestOrderRWRules(t *testing.T) {
+	t.Run("write inversion is reported", func(t *testing.T) {
+		rec := configure(t, detect.WithMode(detect.Order))
+		a, b := namedRW("rwmutex", "A"), namedRW("rwmonitor", "B")
+		a.Lock()
+		b.Lock()
+		b.Unlock()
+		a.Unlock()
+		assert.True(t, detect.HasEdge(a, b))
+		b.Lock()
+		a.Lock()
+		a.Unlock()
+		b.Unlock()
+		reps := rec.all(detect.LockOrder)
+		require.Len(t, reps, 1, "%s", rec)
+		assert.Contains(t, reps[0].String(), "*mutex.RWMutex")
+	})
+	t.Run("read acquisitions add no edge", func(t *testing.T) {
+		rec := configure(t, detect.WithMode(detect.Order))
+		a, b := namedRW("rwmutex", "A"), namedRW("rwmutex", "B")
+		a.RLock()
+		b.Lock()
+		b.Unlock()
+		a.RUnlock()
+		b.Lock()
+		a.RLock()
+		a.RUnlock()
+		b.Unlock()
+		assert.False(t, detect.HasEdge(a, b))
+		assert.False(t, detect.HasEdge(b, a))
+		assert.Empty(t, rec.all(), "%s", rec)
+	})
+}
+
+// TestDumpAndDOTShowRWAccess: a reader holds A, a writer waits for it to
+// leave, and a second reader waits behind the writer: Dump and WriteDOT
+// say who wants which access and who holds the lock how.
+func TestDumpAndDOTShowRWAccess(t *testing.T) {
+	for _, mode := range []detect.Mode{detect.Cycles, detect.Order} {
+		t.Run(mode.String(), func(t *testing.T) {
+			configure(t, detect.WithMode(mode))
+			a := namedRW("rwmonitor", "A")
+			me := goroutineID()
+			a.RLock()
+			w := spawn(func() { a.Lock(); a.Unlock() })
+			waitParked(t, a, w.ID(t))
+			r := spawn(func() { a.RLock(); a.RUnlock() })
+			waitParked(t, a, r.ID(t))
+
+			var buf bytes.Buffer
+			detect.Dump(&buf)
+			d := buf.String()
+			t.Logf("Dump:\n%s", d)
+			assert.Regexp(t, fmt.Sprintf(`(?m)^  goroutine %d waiting \S+ to lock "A" \(\*monitor\.RWMonitor 0x[0-9a-f]+\) for writing \(it holds out new readers\), held for reading by 1 goroutine\(s\): goroutine %d$`, w.id, me), d)
+			assert.Regexp(t, fmt.Sprintf(`(?m)^  goroutine %d waiting \S+ to lock "A" \(\*monitor\.RWMonitor 0x[0-9a-f]+\) for reading, held for writing by goroutine %d \(readers: 1\)$`, r.id, w.id), d)
+			if mode == detect.Order {
+				assert.Regexp(t, fmt.Sprintf(`(?s)goroutine %d holds:\n    "A" \(\*monitor\.RWMonitor 0x[0-9a-f]+\) for reading \(readers: 1\)\n`, me), d)
+			}
+
+			buf.Reset()
+			require.NoError(t, detect.WriteDOT(&buf))
+			dot := buf.String()
+			t.Logf("DOT:\n%s", dot)
+			checkDOT(t, dot)
+			id := detect.LockID(a)
+			assert.Contains(t, dot, fmt.Sprintf("\tG%d -> L%d [style=dashed,label=\"waits for writing\"];\n", w.id, id))
+			assert.Contains(t, dot, fmt.Sprintf("\tL%d -> G%d [style=bold,label=\"held for reading by\"];\n", id, me))
+			assert.Contains(t, dot, fmt.Sprintf("\tG%d -> L%d [style=dashed,label=\"waits for reading\"];\n", r.id, id))
+			assert.Contains(t, dot, fmt.Sprintf("\tL%d -> G%d [style=bold,label=\"held for writing by\"];\n", id, w.id))
+
+			a.RUnlock()
+			require.Nil(t, w.wait(t))
+			require.Nil(t, r.wait(t))
+		})
+	}
+}
+
+func TestSetNameRW(t *testing.T) {
+	var rw mutex.RWMutex
+	detect.SetName(rw.RLocker(), "through RLocker")
+	assert.Equal(t, detect.LockID(&rw), detect.LockID(rw.RLocker()), "RLocker names the lock itself")
+	var mon monitor.RWMonitor
+	detect.SetName(&mon, "mon")
+}
