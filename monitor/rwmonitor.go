@@ -217,7 +217,7 @@ func (rw *RWMonitor) unlockFailed(g int64) {
 // without the lock, if waiting would close a deadlock cycle.
 func (rw *RWMonitor) RLock() {
 	g := gid.Get()
-	if !rw.l.RLockFast(g, true) {
+	if !rw.l.ReenterRead(g) && !rw.l.RLockFast(g, true) {
 		rw.rlockSlow(g)
 	}
 	if core.OrderOn() {
@@ -225,6 +225,8 @@ func (rw *RWMonitor) RLock() {
 	}
 }
 
+// rlockSlow takes a read hold that neither fast path could: a first
+// read that must wait, or a hold outside the home slot.
 func (rw *RWMonitor) rlockSlow(g int64) {
 	if rw.l.HoldsRead(g) > 0 {
 		rw.l.AddReadHolds(g, 1)
@@ -291,11 +293,21 @@ func (rw *RWMonitor) RLockContext(ctx context.Context) error {
 // calling goroutine holds no read lock of rw; rw is left unchanged.
 func (rw *RWMonitor) RUnlock() {
 	g := gid.Get()
-	if !rw.l.RUnlock(g, false) {
-		rw.runlockFailed(g)
+	if r := rw.l.RUnlockFast(g); r != core.RUnlocked {
+		rw.runlockSlow(g, r)
 	}
 	if core.OrderOn() {
 		rw.orderReleased(g, true)
+	}
+}
+
+// runlockSlow finishes an RUnlock that the inlined fast path did not.
+func (rw *RWMonitor) runlockSlow(g int64, r int) {
+	switch {
+	case r == core.RUnlockedWake:
+		rw.l.WakeDrainer()
+	case !rw.l.RUnlock(g, false):
+		rw.runlockFailed(g)
 	}
 }
 

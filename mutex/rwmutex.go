@@ -240,11 +240,21 @@ func (rw *RWMutex) RLockContext(ctx context.Context) error {
 // than the one that took it.
 func (rw *RWMutex) RUnlock() {
 	g := gid.Get()
-	if !rw.l.RUnlock(g, false) {
-		rw.runlockFailed(g)
+	if r := rw.l.RUnlockFast(g); r != core.RUnlocked {
+		rw.runlockSlow(g, r)
 	}
 	if core.OrderOn() {
 		rw.orderReleased(g, true)
+	}
+}
+
+// runlockSlow finishes an RUnlock that the inlined fast path did not.
+func (rw *RWMutex) runlockSlow(g int64, r int) {
+	switch {
+	case r == core.RUnlockedWake:
+		rw.l.WakeDrainer()
+	case !rw.l.RUnlock(g, false):
+		rw.runlockFailed(g)
 	}
 }
 

@@ -151,6 +151,49 @@ func (l *RWLock) RLockFast(g int64, reentrant bool) bool {
 	return true
 }
 
+// ReenterRead adds a read hold for g if g holds a read lock in its home
+// slot: the re-entrant read fast path, small enough to inline.
+func (l *RWLock) ReenterRead(g int64) bool {
+	h := g & (rwSlots - 1)
+	if l.slots[h].Load() != g {
+		return false
+	}
+	l.holds[h]++
+	return true
+}
+
+// RUnlockFast drops one read hold of g, if g holds its read lock in its
+// home slot: one decrement, or, for the last hold, a store and a load. It
+// is small enough to inline, so it leaves the rare follow-up to the
+// caller: it returns RUnlocked when done, RUnlockedWake when done and a
+// draining writer must be woken (WakeDrainer), and RUnlockMissed, having
+// done nothing, when g's hold is elsewhere or absent (see RUnlock).
+func (l *RWLock) RUnlockFast(g int64) int {
+	h := g & (rwSlots - 1)
+	if l.slots[h].Load() != g {
+		return RUnlockMissed
+	}
+	if n := &l.holds[h]; *n > 1 {
+		*n--
+		return RUnlocked
+	}
+	l.slots[h].Store(0)
+	if l.rs.Load()&rsDraining != 0 {
+		return RUnlockedWake
+	}
+	return RUnlocked
+}
+
+// Results of RUnlockFast.
+const (
+	RUnlockMissed = iota
+	RUnlocked
+	RUnlockedWake
+)
+
+// WakeDrainer wakes the writer waiting for readers to leave, if any.
+func (l *RWLock) WakeDrainer() { l.wakeDrainer() }
+
 // HoldsRead returns the number of read holds g has (0 if none). Only g
 // may call it: the counts are g's.
 func (l *RWLock) HoldsRead(g int64) int {

@@ -4,6 +4,7 @@ package testutil
 
 import (
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -107,4 +108,82 @@ func CPUTime() time.Duration {
 		panic(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// RWLocker is the part of a read-write lock the mixed benchmarks use.
+type RWLocker interface {
+	sync.Locker
+	RLock()
+	RUnlock()
+}
+
+// An RWCase is one read-write lock under benchmark; like LockCase, every
+// case goes through the same helper and the same interface calls.
+type RWCase struct {
+	Name string
+	New  func() RWLocker
+}
+
+// BenchRWMix runs goroutines goroutines sharing each case's lock; each
+// operation is a read (RLock, Work reading the shared state, RUnlock) with
+// probability readPermille/1000 and otherwise a write (Lock, Work updating
+// it, Unlock). It reports throughput and the process's CPU time (user+sys)
+// per operation.
+func BenchRWMix(b *testing.B, goroutines, readPermille int, cases []RWCase) {
+	for _, c := range cases {
+		b.Run(c.Name, func(b *testing.B) {
+			l := c.New()
+			var shared uint64 // guarded by l
+			var sink atomic.Uint64
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for g := range goroutines {
+				n := b.N / goroutines
+				if g < b.N%goroutines {
+					n++
+				}
+				wg.Go(func() {
+					defer func() {
+						if v := recover(); v != nil {
+							b.Errorf("lock panicked: %v", v)
+						}
+					}()
+					rng := uint64(g)*0x9e3779b97f4a7c15 + 1
+					var local uint64
+					<-start
+					for range n {
+						rng ^= rng << 13
+						rng ^= rng >> 7
+						rng ^= rng << 17
+						if int(rng%1000) < readPermille {
+							l.RLock()
+							local += Work(shared)
+							l.RUnlock()
+						} else {
+							l.Lock()
+							shared = Work(shared)
+							l.Unlock()
+						}
+					}
+					sink.Add(local)
+				})
+			}
+			b.ResetTimer()
+			cpu0, t0 := CPUTime(), time.Now()
+			close(start)
+			wg.Wait()
+			wall, cpu := time.Since(t0), CPUTime()-cpu0
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/wall.Seconds(), "ops/s")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// ReportCPU reports the process's CPU time per operation since cpu0 (a
+// CPUTime reading taken before the loop). For a single goroutine on a
+// shared machine it is steadier than the wall time, which includes the
+// time the goroutine was not running.
+func ReportCPU(b *testing.B, cpu0 time.Duration) {
+	b.ReportMetric(float64((CPUTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
