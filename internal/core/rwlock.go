@@ -307,7 +307,14 @@ func (l *RWLock) readerLeft() {
 	}
 }
 
+// wakeDrainer wakes the draining writer if the last reader has gone. A
+// reader that leaves while others remain does not wake it: the last one
+// to leave (each looks after its own store, and the stores are totally
+// ordered) sees the slots empty and does.
 func (l *RWLock) wakeDrainer() {
+	if !l.noReaders() {
+		return
+	}
 	if d := l.drainer.Load(); d != nil {
 		wake(d)
 	}
@@ -404,6 +411,9 @@ func (l *RWLock) RLockSlow(g int64, ctx context.Context, k *Kind) error {
 	}
 	for {
 		if l.enterRead(g) {
+			return leave(nil)
+		}
+		if spinUntil(func() bool { o := l.w.Owner(); return o == 0 || o == g }) && l.enterRead(g) {
 			return leave(nil)
 		}
 		if w == nil {
@@ -590,6 +600,9 @@ func (l *RWLock) drain(g int64, ctx context.Context, k *Kind) error {
 		}
 	}
 	for !l.noReaders() {
+		if spinUntil(l.noReaders) {
+			break
+		}
 		if Mode() != ModeOff {
 			if !registered {
 				register(w)
@@ -647,6 +660,24 @@ func (l *RWLock) Unlock(g int64) bool {
 }
 
 // --- Parking ------------------------------------------------------------
+
+// spinUntil makes a few bounded looks at cond before the caller parks, as
+// spin does for Lock: critical sections are often shorter than a park and
+// a wakeup. On a single CPU it does not spin.
+func spinUntil(cond func() bool) bool {
+	if ncpu == 1 {
+		return false
+	}
+	for range 4 {
+		for range 30 {
+			if cond() {
+				return true
+			}
+		}
+		runtime.Gosched()
+	}
+	return cond()
+}
 
 // park blocks w's goroutine until it is woken (true) or done is closed
 // (false). With wake, it is the only place where RWLock's waiters sleep
