@@ -11,8 +11,9 @@ import (
 )
 
 // TestVetReportsCopies runs go vet on testdata/copyvet, which copies a
-// Mutex, a Monitor and a Cond by value: the copylocks check must report
-// each, since a copied lock would silently split its state.
+// Mutex, a Monitor, a Cond, an RWMutex and an RWMonitor by value: the
+// copylocks check must report each, since a copied lock would silently
+// split its state.
 func TestVetReportsCopies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go vet")
@@ -24,6 +25,8 @@ func TestVetReportsCopies(t *testing.T) {
 		"passes lock by value: github.com/locksmith-go/locksmith/mutex.Mutex",
 		"return copies lock value: github.com/locksmith-go/locksmith/monitor.Monitor",
 		"return copies lock value: github.com/locksmith-go/locksmith/condvar.Cond",
+		"passes lock by value: github.com/locksmith-go/locksmith/mutex.RWMutex",
+		"return copies lock value: github.com/locksmith-go/locksmith/monitor.RWMonitor",
 	} {
 		assert.Contains(t, string(out), want)
 	}

@@ -13,3 +13,7 @@ func CopyMutex(m mutex.Mutex) mutex.Mutex { return m }
 func CopyMonitor(m *monitor.Monitor) monitor.Monitor { return *m }
 
 func CopyCond(c *condvar.Cond) condvar.Cond { return *c }
+
+func CopyRWMutex(m mutex.RWMutex) mutex.RWMutex { return m }
+
+func CopyRWMonitor(m *monitor.RWMonitor) monitor.RWMonitor { return *m }
