@@ -8,4 +8,10 @@
 // condition (Wait, Notify, NotifyAll, like Object.wait/notify) and makes
 // more with NewCond; waiting releases the monitor completely and restores
 // the hold count before returning.
+//
+// RWMonitor is the reader/writer form, Java's ReentrantReadWriteLock:
+// reentrant in both modes, the writer may read-lock and downgrade, a
+// reader re-entering passes a waiting writer, and a reader asking for the
+// write lock panics with ErrUpgrade instead of hanging. Its conditions
+// belong to the write lock.
 package monitor

@@ -9,5 +9,11 @@
 // checks are part of the Mutex itself and hold in every detection mode of
 // package detect, including Off.
 //
+// RWMutex is the reader/writer form, with sync.RWMutex's methods: any
+// acquisition by a goroutine that already holds it, in either mode, panics
+// with ErrRecursiveLock, so the recursive read lock that hangs a
+// sync.RWMutex only when a writer arrives between the two RLocks is caught
+// on every run.
+//
 // For a lock that its owner may take again, see package monitor.
 package mutex

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -533,4 +534,22 @@ func TestRWMutexNoAllocs(t *testing.T) {
 	wg.Wait()
 	assert.Zero(t, testing.AllocsPerRun(100, func() { rw.Lock(); rw.Unlock() }), "write pair")
 	assert.Zero(t, testing.AllocsPerRun(100, func() { rw.RLock(); rw.RUnlock() }), "read pair")
+}
+
+// TestRWMutexCondTimeoutAndCancel: a wait that ends by timeout or by
+// cancellation holds the write lock again, and nothing else.
+func TestRWMutexCondTimeoutAndCancel(t *testing.T) {
+	var rw mutex.RWMutex
+	c := condvar.New(&rw)
+	rw.Lock()
+	assert.False(t, c.WaitTimeout(time.Millisecond), "nobody signals")
+	assert.True(t, rw.Owned())
+	assert.False(t, rw.ReadOwned())
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(time.Millisecond, cancel)
+	assert.ErrorIs(t, c.WaitContext(ctx), context.Canceled)
+	assert.True(t, rw.Owned())
+	assert.Zero(t, rw.Readers())
+	rw.Unlock()
+	assert.False(t, rw.Locked())
 }
