@@ -145,53 +145,77 @@ func TestDeadlockRWWriterPreference(t *testing.T) {
 }
 
 // TestDeadlockRWReaderAndWriter: G1 holds R(A) and waits for W(B); G2
-// holds W(B) and asks for W(A), which waits for G1: G2 closes the cycle.
+// holds W(B) and asks for W(A), which must wait for G1 to leave. Either
+// can close the cycle: G1 queued on B's writer lock, or G2 waiting for
+// A's readers. The closer is refused; when it is the draining writer, its
+// hold on A's writer lock is given up, so the reader is not left blocked.
 func TestDeadlockRWReaderAndWriter(t *testing.T) {
 	for _, kind := range []string{"rwmutex", "rwmonitor"} {
-		t.Run(kind, func(t *testing.T) {
-			rec := configure(t, detect.WithMode(detect.Cycles))
-			a, b := namedRW(kind, "A"), namedRW(kind, "B")
-			held := make(chan struct{}, 2)
-			next := make(chan struct{})
-			g1 := spawn(func() {
-				a.RLock()
-				defer a.RUnlock()
-				held <- struct{}{}
-				<-next
-				b.Lock()
-				b.Unlock()
-			})
-			g2 := spawn(func() {
-				b.Lock()
-				defer b.Unlock()
-				held <- struct{}{}
-				<-next
-				a.Lock()
-				a.Unlock()
-			})
-			await(t, held, "G1")
-			await(t, held, "G2")
-			close(next)
-			// Whichever parks second closes the cycle; exactly one panics.
-			v1, v2 := g1.wait(t), g2.wait(t)
-			require.True(t, (v1 == nil) != (v2 == nil), "exactly one victim: %v / %v", v1, v2)
-			victim := v2
-			if v1 != nil {
-				victim = v1
-			}
-			de := deadlockError(t, victim)
-			require.Len(t, de.Report.Steps, 2)
-			require.Len(t, rec.all(), 1)
-			for _, s := range de.Report.Steps {
-				if s.Goroutine == g1.id {
-					assert.True(t, s.HoldsForReading, "G1 holds A for reading")
-					assert.False(t, s.WaitsForReading, "G1 waits to write B")
+		for _, closer := range []string{"reader", "drainer"} {
+			t.Run(kind+"/"+closer, func(t *testing.T) {
+				rec := configure(t, detect.WithMode(detect.Cycles))
+				a, b := namedRW(kind, "A"), namedRW(kind, "B")
+				held := make(chan struct{}, 2)
+				next1, next2 := make(chan struct{}), make(chan struct{})
+				var g2LockErr error
+				g1 := spawn(func() {
+					a.RLock()
+					defer a.RUnlock()
+					held <- struct{}{}
+					<-next1
+					b.Lock()
+					b.Unlock()
+				})
+				g2 := spawn(func() {
+					b.Lock()
+					defer b.Unlock()
+					held <- struct{}{}
+					<-next2
+					g2LockErr = a.LockContext(context.Background())
+					if g2LockErr == nil {
+						a.Unlock()
+					}
+				})
+				await(t, held, "G1")
+				await(t, held, "G2")
+				var victim, other *proc
+				if closer == "drainer" {
+					close(next1)
+					waitParked(t, b, g1.ID(t))
+					close(next2)
+					victim, other = g2, g1
 				} else {
-					assert.False(t, s.HoldsForReading, "G2 holds B for writing")
-					assert.False(t, s.WaitsForReading, "G2 waits to write A")
+					close(next2)
+					waitParked(t, a, g2.ID(t))
+					close(next1)
+					victim, other = g1, g2
 				}
-			}
-		})
+				vv := victim.wait(t)
+				require.Nil(t, other.wait(t))
+				var de *detect.DeadlockError
+				if closer == "drainer" {
+					require.Nil(t, vv)
+					de = deadlockError(t, g2LockErr)
+				} else {
+					de = deadlockError(t, vv)
+					require.NoError(t, g2LockErr)
+				}
+				require.Len(t, de.Report.Steps, 2)
+				require.Len(t, rec.all(), 1)
+				for _, s := range de.Report.Steps {
+					if s.Goroutine == g1.id {
+						assert.True(t, s.HoldsForReading, "G1 holds A for reading")
+						assert.False(t, s.WaitsForReading, "G1 waits to write B")
+					} else {
+						assert.False(t, s.HoldsForReading, "G2 holds B for writing")
+						assert.False(t, s.WaitsForReading, "G2 waits to write A")
+					}
+				}
+				assert.Zero(t, detect.OwnerOf(a), "A's writer lock given up")
+				assert.Zero(t, detect.OwnerOf(b))
+				assert.Zero(t, a.Readers()+b.Readers())
+			})
+		}
 	}
 }
 
