@@ -491,12 +491,13 @@ func TestRWMutexCond(t *testing.T) {
 		}
 	}()
 	waitFor(t, "waiter", func() bool { rw.Lock(); defer rw.Unlock(); return c.Waiters() == 1 })
-	// Signal without the write lock: a reader does not hold the condition's lock.
+	// A wait needs the write lock: a reader does not hold the condition's lock.
 	rw.RLock()
-	v := catch(c.Signal)
+	v := catch(c.Wait)
 	rw.RUnlock()
 	require.NotNil(t, v)
 	assert.ErrorIs(t, v.(error), condvar.ErrNotOwner)
+	assert.Zero(t, rw.Readers(), "the refused wait released nothing and took nothing")
 	rw.Lock()
 	ready = true
 	c.Signal()
