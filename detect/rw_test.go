@@ -351,3 +351,113 @@ func TestSetNameRW(t *testing.T) {
 	var mon monitor.RWMonitor
 	detect.SetName(&mon, "mon")
 }
+
+// TestDeadlockRWMonitorCondReacquire: a goroutine waiting on an
+// RWMonitor's condition with two write holds and a read hold, while
+// holding a Mutex x, is cancelled; its reacquire would wait for the
+// goroutine that took the write lock meanwhile and waits for x: the
+// reacquire is refused. The wait panics without the lock, and the holds
+// it lost make exactly three failed unlocks (one RUnlock, two Unlocks)
+// panic with the deadlock attached; a fourth is a plain misuse.
+func TestDeadlockRWMonitorCondReacquire(t *testing.T) {
+	rec := configure(t, detect.WithMode(detect.Cycles))
+	rw := namedRW("rwmonitor", "rw").(*monitor.RWMonitor)
+	x := named("mutex", "x").(*mutex.Mutex)
+	c := rw.NewCond()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	parked := make(chan struct{})
+	type result struct {
+		wait       any
+		lost       []any
+		extra      any
+		owned      bool
+		readOwned  bool
+		writeHolds int
+	}
+	res := make(chan result, 1)
+	w := spawn(func() {
+		x.Lock()
+		defer x.Unlock()
+		rw.Lock()
+		rw.Lock()
+		rw.RLock()
+		close(parked)
+		var r result
+		r.wait = catch(func() { _ = c.WaitContext(ctx) })
+		r.owned, r.readOwned, r.writeHolds = rw.Owned(), rw.ReadOwned(), rw.WriteHoldCount()
+		r.lost = []any{catch(rw.RUnlock), catch(rw.Unlock), catch(rw.Unlock)}
+		r.extra = catch(rw.Unlock)
+		res <- r
+	})
+	<-parked
+	waitFor(t, "waiter parked on the condition", func() bool { return c.Waiters() == 1 })
+	b := spawn(func() {
+		rw.Lock() // free: the wait released every hold
+		defer rw.Unlock()
+		x.Lock() // parks: the waiter holds x
+		x.Unlock()
+	})
+	waitParked(t, x, b.ID(t))
+	cancel() // the waiter's reacquire now closes the cycle
+	r := await(t, res, "waiter")
+	require.Nil(t, w.wait(t))
+	require.Nil(t, b.wait(t))
+
+	de := deadlockError(t, r.wait)
+	assert.Equal(t, w.id, de.Report.Steps[0].Goroutine)
+	assert.False(t, r.owned, "the refused wait holds no write lock")
+	assert.False(t, r.readOwned, "nor a read lock")
+	assert.Zero(t, r.writeHolds)
+	for i, v := range r.lost {
+		err, ok := v.(error)
+		require.Truef(t, ok, "unlock %d: %#v", i, v)
+		assert.ErrorIs(t, err, detect.ErrDeadlock, "unlock %d carries the deadlock", i)
+		assert.ErrorIs(t, err, monitor.ErrNotOwner, "unlock %d", i)
+		assert.Contains(t, err.Error(), "could not retake")
+	}
+	err, ok := r.extra.(error)
+	require.True(t, ok)
+	assert.ErrorIs(t, err, monitor.ErrNotOwner)
+	assert.NotErrorIs(t, err, detect.ErrDeadlock, "only the lost holds carry the deadlock")
+	require.Len(t, rec.all(detect.Deadlock), 1, "%s", rec)
+	assert.Zero(t, detect.OwnerOf(rw))
+	assert.Zero(t, rw.Readers())
+}
+
+// TestOrderReporterFailureLeavesRWLockFree: a LockOrder reporter that
+// panics or ends the goroutine during an RW lock's write acquisition must
+// not leave the write lock held: the acquisition is undone through the
+// RW lock's own Unlock.
+func TestOrderReporterFailureLeavesRWLockFree(t *testing.T) {
+	for _, kind := range []string{"rwmutex", "rwmonitor"} {
+		for _, ex := range reporterExits {
+			t.Run(kind+"/"+ex.name, func(t *testing.T) {
+				rec := failingReporter(t, detect.LockOrder, ex.exit)
+				a := named("mutex", "a")
+				b := namedRW(kind, "b")
+				b.Lock()
+				a.Lock()
+				a.Unlock()
+				b.Unlock()
+				p := spawn(func() {
+					a.Lock()
+					defer a.Unlock()
+					b.Lock() // the inversion: reported, and the reporter fails
+					b.Unlock()
+				})
+				p.wait(t)
+				require.Len(t, rec.all(detect.LockOrder), 1, "%s", rec)
+				assert.Zero(t, detect.OwnerOf(a), "a left free")
+				assert.Zero(t, detect.OwnerOf(b), "b's write lock left free")
+				q := spawn(func() {
+					b.RLock()
+					b.RUnlock()
+					b.Lock()
+					b.Unlock()
+				})
+				require.Nil(t, q.wait(t))
+			})
+		}
+	}
+}

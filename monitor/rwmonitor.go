@@ -154,11 +154,15 @@ func (rw *RWMonitor) TryLock() bool {
 // ctx is done. Otherwise, on success it returns nil; on failure it returns
 // ctx.Err() and leaves rw not held by the caller. If ctx is already done,
 // it fails even if rw is free. Like Lock, it panics with an error matching
-// ErrUpgrade if the caller holds rw only for reading, and with deadlock
+// ErrUpgrade if the caller holds rw only for reading, and with one
+// matching ErrNilContext if ctx is nil, also for the writer; with deadlock
 // detection on it returns a *detect.DeadlockError if waiting would close a
 // deadlock cycle.
 func (rw *RWMonitor) LockContext(ctx context.Context) error {
 	g := gid.Get()
+	if ctx == nil {
+		panic(core.Misuse("monitor: LockContext of rwmonitor with a nil context", ErrNilContext))
+	}
 	if rw.l.Writer() == g {
 		rw.reenter(g)
 		return nil
@@ -185,6 +189,7 @@ func (rw *RWMonitor) Unlock() {
 	g := gid.Get()
 	if rw.l.Writer() != g {
 		rw.unlockFailed(g)
+		return
 	}
 	if rw.wholds--; rw.wholds > 0 {
 		if core.OrderOn() {
@@ -198,7 +203,25 @@ func (rw *RWMonitor) Unlock() {
 	}
 }
 
+// lostHold accounts for a hold that a Cond wait of g could not retake
+// (see condvar.Cond.Wait), if there is one: it returns quietly when g is
+// exiting by runtime.Goexit and otherwise panics with the retake's panic
+// value attached. It returns false if g lost nothing.
+func (rw *RWMonitor) lostHold(g int64, op string) bool {
+	cause, quiet, ok := rw.l.WriterLock().TakeLost(g)
+	if !ok {
+		return false
+	}
+	if !quiet {
+		panic(core.LostError(fmt.Sprintf("monitor: %s by goroutine %d of rwmonitor its cond wait could not retake", op, g), cause))
+	}
+	return true
+}
+
 func (rw *RWMonitor) unlockFailed(g int64) {
+	if rw.lostHold(g, "unlock") {
+		return
+	}
 	switch o := rw.l.Writer(); {
 	case rw.l.HoldsRead(g) > 0:
 		panic(core.Misuse(fmt.Sprintf("monitor: unlock by goroutine %d of rwmonitor it holds only for reading (use RUnlock)", g), ErrNotOwner))
@@ -260,9 +283,13 @@ func (rw *RWMonitor) TryRLock() bool {
 // returns nil; on failure it returns ctx.Err() and leaves rw not held by
 // the caller. If ctx is already done, it fails even if rw is free. With
 // deadlock detection on, it returns a *detect.DeadlockError if waiting
-// would close a deadlock cycle.
+// would close a deadlock cycle. It panics with an error matching
+// ErrNilContext if ctx is nil, also for a holder.
 func (rw *RWMonitor) RLockContext(ctx context.Context) error {
 	g := gid.Get()
+	if ctx == nil {
+		panic(core.Misuse("monitor: RLockContext of rwmonitor with a nil context", ErrNilContext))
+	}
 	switch {
 	case rw.l.HoldsRead(g) > 0:
 		rw.l.AddReadHolds(g, 1)
@@ -312,6 +339,9 @@ func (rw *RWMonitor) runlockSlow(g int64, r int) {
 }
 
 func (rw *RWMonitor) runlockFailed(g int64) {
+	if rw.lostHold(g, "runlock") {
+		return
+	}
 	if rw.l.Writer() == g {
 		panic(core.Misuse(fmt.Sprintf("monitor: runlock by goroutine %d of rwmonitor it holds only for writing (use Unlock)", g), ErrNotOwner))
 	}
@@ -384,12 +414,29 @@ func (c rwCondLocker) ReleaseAll() int {
 	return n | reads<<condShift
 }
 
+// Restore retakes the write lock and the read hold, and sets both counts
+// back. If the retake panics (deadlock detection refuses it, or a
+// LockOrder reporter panics or exits the goroutine), every hold is
+// recorded as lost, for the failed Unlocks and RUnlocks that follow,
+// before the panic goes on.
 func (c rwCondLocker) Restore(n int) {
 	rw := c.rw
 	writes, reads := n&(1<<condShift-1), n>>condShift
-	rw.Lock()
-	rw.wholds = writes
 	g := gid.Get()
+	done := false
+	defer func() {
+		if !done {
+			cause := recover()
+			rw.l.WriterLock().LoseHolds(core.KindRWMonitor, g, writes+reads, cause)
+			if cause != nil {
+				panic(cause)
+			}
+		}
+	}()
+	rw.Lock()
+	done = true
+	rw.l.WriterLock().ForgetLost(g)
+	rw.wholds = writes
 	if writes > 1 && core.OrderOn() {
 		core.Reentered(rw.l.WriterLock(), g, writes-1)
 	}

@@ -17,6 +17,9 @@ import (
 	"github.com/locksmith-go/locksmith/monitor"
 )
 
+// nilContext is a nil context.Context, for the misuse tests.
+var nilContext context.Context
+
 var _ sync.Locker = (*monitor.RWMonitor)(nil)
 
 // holds is what the calling goroutine holds of rw.
@@ -93,6 +96,10 @@ func TestRWMonitorMisuse(t *testing.T) {
 			msg: func(me, _ int64) []string { return []string{"only for writing", fmt.Sprintf("goroutine %d", me)} }},
 		{name: "RUnlock by a stranger", before: holds{0, 3}, stranger: true, misuse: (*monitor.RWMonitor).RUnlock, sentinel: monitor.ErrNotOwner,
 			msg: func(me, _ int64) []string { return []string{"holds no read lock", fmt.Sprintf("goroutine %d", me)} }},
+		{name: "LockContext with a nil context by the writer", before: holds{1, 0}, misuse: func(rw *monitor.RWMonitor) { _ = rw.LockContext(nilContext) },
+			sentinel: monitor.ErrNilContext, msg: func(me, _ int64) []string { return []string{"monitor: ", "nil context"} }},
+		{name: "RLockContext with a nil context by a reader", before: holds{0, 1}, misuse: func(rw *monitor.RWMonitor) { _ = rw.RLockContext(nilContext) },
+			sentinel: monitor.ErrNilContext, msg: func(me, _ int64) []string { return []string{"monitor: ", "nil context"} }},
 		{name: "one RUnlock too many", misuse: func(rw *monitor.RWMonitor) { rw.RLock(); rw.RLock(); rw.RUnlock(); rw.RUnlock(); rw.RUnlock() },
 			sentinel: monitor.ErrNotOwner, msg: func(me, _ int64) []string { return []string{"holds no read lock"} }},
 	} {
@@ -116,7 +123,7 @@ func TestRWMonitorMisuse(t *testing.T) {
 				require.NotNil(t, v, "expected a panic")
 				err := v.(error)
 				assert.ErrorIs(t, err, tc.sentinel)
-				for _, other := range []error{monitor.ErrUpgrade, monitor.ErrNotOwner} {
+				for _, other := range []error{monitor.ErrUpgrade, monitor.ErrNotOwner, monitor.ErrNilContext} {
 					if other != tc.sentinel {
 						assert.NotErrorIs(t, err, other)
 					}

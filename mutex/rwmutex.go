@@ -127,10 +127,14 @@ func (rw *RWMutex) TryLock() bool {
 //
 // With deadlock detection on, it returns a *detect.DeadlockError, without
 // the lock, if waiting would close a deadlock cycle. Like Lock, it panics
-// with an error matching ErrRecursiveLock if the caller already holds rw.
+// with an error matching ErrRecursiveLock if the caller already holds rw,
+// and with one matching ErrNilContext if ctx is nil.
 func (rw *RWMutex) LockContext(ctx context.Context) error {
 	g := gid.Get()
 	rw.checkHolder(g, "lock") // a broken contract, whatever the context says
+	if ctx == nil {
+		panic(core.Misuse("mutex: LockContext of rwmutex with a nil context", ErrNilContext))
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -148,18 +152,33 @@ func (rw *RWMutex) LockContext(ctx context.Context) error {
 // Unlock unlocks rw for writing.
 //
 // It is a run-time error, reported by a panic matching ErrNotOwner, if the
-// calling goroutine does not hold rw for writing; rw is left unchanged.
+// calling goroutine does not hold rw for writing; rw is left unchanged. If
+// the caller lost its write lock in a condvar.Cond wait whose reacquire
+// panicked, its next such Unlock panics with an error that also matches
+// that panic value, or returns quietly if the goroutine is exiting by
+// runtime.Goexit (see condvar.Cond.Wait), as Mutex's does.
 func (rw *RWMutex) Unlock() {
 	g := gid.Get()
 	if !rw.l.Unlock(g) {
 		rw.unlockFailed(g)
+		return
 	}
 	if core.OrderOn() {
 		rw.orderReleased(g, false)
 	}
 }
 
+// unlockFailed panics for an Unlock by g, which does not hold the write
+// lock; or, if a Cond wait of g lost its hold (see condvar.Cond.Wait),
+// accounts for it: it returns quietly when g is exiting by runtime.Goexit
+// and otherwise panics with the retake's panic value attached.
 func (rw *RWMutex) unlockFailed(g int64) {
+	if cause, quiet, ok := rw.l.WriterLock().TakeLost(g); ok {
+		if quiet {
+			return
+		}
+		panic(core.LostError(fmt.Sprintf("mutex: unlock by goroutine %d of rwmutex its cond wait could not retake", g), cause))
+	}
 	switch o := rw.l.Writer(); {
 	case rw.l.HoldsRead(g) > 0:
 		panic(core.Misuse(fmt.Sprintf("mutex: unlock by goroutine %d of rwmutex it holds only for reading (use RUnlock)", g), ErrNotOwner))
@@ -214,10 +233,14 @@ func (rw *RWMutex) TryRLock() bool {
 // even if rw is free. With deadlock detection on, it returns a
 // *detect.DeadlockError, without the lock, if waiting would close a
 // deadlock cycle. Like RLock, it panics with an error matching
-// ErrRecursiveLock if the caller already holds rw.
+// ErrRecursiveLock if the caller already holds rw, and with one matching
+// ErrNilContext if ctx is nil.
 func (rw *RWMutex) RLockContext(ctx context.Context) error {
 	g := gid.Get()
 	rw.checkHolder(g, "rlock")
+	if ctx == nil {
+		panic(core.Misuse("mutex: RLockContext of rwmutex with a nil context", ErrNilContext))
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -306,4 +329,23 @@ type rwCondLocker struct{ rw *RWMutex }
 
 func (c rwCondLocker) Owned() bool     { return c.rw.Owned() }
 func (c rwCondLocker) ReleaseAll() int { c.rw.Unlock(); return 1 }
-func (c rwCondLocker) Restore(int)     { c.rw.Lock() }
+
+// Restore retakes the write lock. If that panics (deadlock detection
+// refuses it, or a LockOrder reporter panics or exits the goroutine), the
+// lost hold is recorded for unlockFailed before the panic goes on.
+func (c rwCondLocker) Restore(int) {
+	g := gid.Get()
+	done := false
+	defer func() {
+		if !done {
+			cause := recover()
+			c.rw.l.WriterLock().LoseHolds(core.KindRWMutex, g, 1, cause)
+			if cause != nil {
+				panic(cause)
+			}
+		}
+	}()
+	c.rw.Lock()
+	done = true
+	c.rw.l.WriterLock().ForgetLost(g)
+}

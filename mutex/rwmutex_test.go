@@ -16,6 +16,9 @@ import (
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
+// nilContext is a nil context.Context, for the misuse tests.
+var nilContext context.Context
+
 var _ sync.Locker = (*mutex.RWMutex)(nil)
 
 // rwAPI is the method set of sync.RWMutex: swapping the type of a field
@@ -146,6 +149,10 @@ func TestRWMutexMisuse(t *testing.T) {
 			msg: func(me, _ int64) []string { return []string{"holds for writing", fmt.Sprintf("goroutine %d", me)} }},
 		{name: "RUnlock by a stranger", before: read, stranger: true, misuse: (*mutex.RWMutex).RUnlock, sentinel: mutex.ErrNotOwner,
 			msg: func(me, _ int64) []string { return []string{"holds no read lock", fmt.Sprintf("goroutine %d", me)} }},
+		{name: "LockContext with a nil context", before: free, misuse: func(rw *mutex.RWMutex) { _ = rw.LockContext(nilContext) }, sentinel: mutex.ErrNilContext,
+			msg: func(me, _ int64) []string { return []string{"mutex: ", "nil context"} }},
+		{name: "RLockContext with a nil context", before: free, misuse: func(rw *mutex.RWMutex) { _ = rw.RLockContext(nilContext) }, sentinel: mutex.ErrNilContext,
+			msg: func(me, _ int64) []string { return []string{"mutex: ", "nil context"} }},
 		{name: "double RUnlock", before: free, misuse: func(rw *mutex.RWMutex) { rw.RLock(); rw.RUnlock(); rw.RUnlock() }, sentinel: mutex.ErrNotOwner,
 			msg: func(me, _ int64) []string { return []string{"holds no read lock", fmt.Sprintf("goroutine %d", me)} }},
 	} {
@@ -170,7 +177,7 @@ func TestRWMutexMisuse(t *testing.T) {
 				err, ok := v.(error)
 				require.Truef(t, ok, "panic value %#v is not an error", v)
 				assert.ErrorIs(t, err, tc.sentinel)
-				for _, other := range []error{mutex.ErrRecursiveLock, mutex.ErrNotOwner} {
+				for _, other := range []error{mutex.ErrRecursiveLock, mutex.ErrNotOwner, mutex.ErrNilContext} {
 					if other != tc.sentinel {
 						assert.NotErrorIs(t, err, other)
 					}

@@ -444,12 +444,17 @@ func (l *RWLock) RLockSlow(g int64, ctx context.Context, k *Kind) error {
 		}
 		l.renqueue(w)
 		l.rmu.Unlock()
-		if Mode() != ModeOff {
-			if !registered {
-				register(w)
-				registered = true
+		// Registered whatever the mode, as Lock.Acquire does: a reader
+		// parked while detection is Off must be visible to the walks of
+		// goroutines that park after it is turned on.
+		if !registered {
+			register(w)
+			registered = true
+			if Mode() != ModeOff {
 				noteSite(&l.w, k)
 			}
+		}
+		if Mode() != ModeOff {
 			if cycle := checkCycle(w); cycle != nil {
 				l.abandonRead(w)
 				return leave(deadlock(cycle))
@@ -615,12 +620,14 @@ func (l *RWLock) drain(g int64, ctx context.Context, k *Kind) error {
 		if spinUntil(l.noReaders) {
 			break
 		}
-		if Mode() != ModeOff {
-			if !registered {
-				register(w)
-				registered = true
+		if !registered { // whatever the mode: see RLockSlow
+			register(w)
+			registered = true
+			if Mode() != ModeOff {
 				noteSite(&l.w, k)
 			}
+		}
+		if Mode() != ModeOff {
 			if cycle := checkCycle(w); cycle != nil {
 				stop()
 				l.Unlock(g)
@@ -802,12 +809,24 @@ func (l *RWLock) OverflowAllocated() bool {
 // reports a false inversion, and misses inversions that need a reader.
 // The read flag is where the read/write edge rules will go.
 
-// AcquiredRW forwards an acquisition of an RWLock in mode read.
+// AcquiredRW forwards an acquisition of an RWLock in mode read. As with
+// Acquired, if the engine does not return (a LockOrder reporter panicked
+// or ended the goroutine), the write acquisition is undone before the
+// panic or the exit goes on, through RWLock.Unlock so that readers queued
+// behind it are let in.
 func AcquiredRW(l *Lock, k *Kind, g int64, try, read bool) {
 	if read {
 		return
 	}
+	done := false
+	defer func() {
+		if !done {
+			engine.Released(l, g)
+			RWOf(l, k).Unlock(g)
+		}
+	}()
 	engine.Acquired(l, k, g, try)
+	done = true
 }
 
 // ReleasedRW forwards a release of an RWLock in mode read.
