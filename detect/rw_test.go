@@ -461,3 +461,57 @@ func TestOrderReporterFailureLeavesRWLockFree(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitTimeoutRWAccess: a writer waiting for two readers to leave is
+// reported with both readers as holders, for reading; a reader waiting
+// behind it names the writer.
+func TestWaitTimeoutRWAccess(t *testing.T) {
+	rec := configure(t, detect.WithMode(detect.Cycles), detect.WithWaitTimeout(waitTimeout))
+	a := namedRW("rwmutex", "A")
+	me := goroutineID()
+	a.RLock()
+	held := make(chan struct{})
+	release := make(chan struct{})
+	other := spawn(func() {
+		a.RLock()
+		close(held)
+		<-release
+		a.RUnlock()
+	})
+	await(t, held, "second reader")
+	w := spawn(func() { a.Lock(); a.Unlock() })
+	waitParked(t, a, w.ID(t))
+	r := spawn(func() { a.RLock(); a.RUnlock() })
+	waitParked(t, a, r.ID(t))
+	reps := rec.waitN(t, detect.WaitTimeout, 2)
+	var wrep, rrep *detect.Report
+	for _, rep := range reps {
+		switch rep.Steps[0].Goroutine {
+		case w.id:
+			wrep = rep
+		case r.id:
+			rrep = rep
+		}
+	}
+	require.NotNil(t, wrep, "%s", rec)
+	require.NotNil(t, rrep, "%s", rec)
+	require.Len(t, wrep.Steps, 3, "the writer waits for both readers")
+	assert.False(t, wrep.Steps[0].WaitsForReading)
+	holders := []int64{wrep.Steps[1].Goroutine, wrep.Steps[2].Goroutine}
+	assert.ElementsMatch(t, []int64{me, other.ID(t)}, holders)
+	assert.True(t, wrep.Steps[1].HoldsForReading && wrep.Steps[2].HoldsForReading)
+	s := wrep.String()
+	assert.Contains(t, s, ") for writing,\nwhich is held for reading by goroutine ")
+	assert.Contains(t, s, "\nand is held for reading by goroutine ")
+	require.Len(t, rrep.Steps, 2)
+	assert.True(t, rrep.Steps[0].WaitsForReading)
+	assert.Equal(t, w.id, rrep.Steps[1].Goroutine)
+	assert.False(t, rrep.Steps[1].HoldsForReading)
+	assert.Contains(t, rrep.String(), fmt.Sprintf(") for reading,\nwhich is held for writing by goroutine %d\n", w.id))
+
+	a.RUnlock()
+	close(release)
+	require.Nil(t, w.wait(t))
+	require.Nil(t, r.wait(t))
+	require.Nil(t, other.wait(t))
+}
