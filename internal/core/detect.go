@@ -352,38 +352,37 @@ func stepOf(w wait) Step {
 // maxWalk bounds a walk; a longer chain is not reported.
 const maxWalk = 4096
 
-// waitsFor returns the goroutines that w's goroutine waits for now: the
-// owner of the lock (a Mutex, a Monitor, an RWLock's writer lock, which a
-// queued writer and a blocked first-time reader both wait for), or, for a
-// writer draining an RWLock, every reader. A goroutine never waits for
-// itself: a stale registration of a goroutine that was handed the lock,
-// or admitted as a reader, has no edge.
-func waitsFor(w wait) []int64 {
+// waitsFor appends to buf the goroutines that w's goroutine waits for
+// now, and returns it: the owner of the lock (a Mutex, a Monitor, an
+// RWLock's writer lock, which a queued writer and a blocked first-time
+// reader both wait for), or, for a writer draining an RWLock, every
+// reader. A goroutine never waits for itself: a stale registration of a
+// goroutine that was handed the lock, or admitted as a reader, has no
+// edge.
+func waitsFor(w wait, buf []int64) []int64 {
 	switch w.mode {
 	case waitRead:
 		if w.rw.holdsReadNow(w.g) {
-			return nil // admitted by the writer's Unlock; not yet unregistered
+			return buf // admitted by the writer's Unlock; not yet unregistered
 		}
 		fallthrough
 	case waitLock:
 		if o := w.lock.Owner(); o != 0 && o != w.g {
-			return []int64{o}
+			return append(buf, o)
 		}
-		return nil
+		return buf
 	case waitDrain:
 		if w.lock.Owner() != w.g {
-			return nil
+			return buf
 		}
-		rs := w.rw.ReaderIDs()
-		out := rs[:0]
-		for _, r := range rs {
+		for _, r := range w.rw.ReaderIDs() {
 			if r != w.g {
-				out = append(out, r)
+				buf = append(buf, r)
 			}
 		}
-		return out
+		return buf
 	}
-	return nil
+	return buf
 }
 
 // edge reports whether w's goroutine still waits for h (the edge check of
@@ -403,39 +402,70 @@ func edge(w wait, h int64) bool {
 	return false
 }
 
+// walker is one depth-first search of the wait-for graph. It lives on
+// the walking goroutine's stack: a walk through single-owner waits (every
+// Mutex and Monitor, and RW waits other than a draining writer's)
+// allocates nothing unless it finds a cycle or visits more than len(vis)
+// goroutines.
+type walker struct {
+	root   int64 // the goroutine the search must come back to
+	budget int
+	n      int            // goroutines recorded in vis
+	vis    [32]int64      // goroutines already searched
+	more   map[int64]bool // and beyond len(vis)
+}
+
+// visit records g and reports whether it was already recorded.
+func (wk *walker) visit(g int64) bool {
+	for _, v := range wk.vis[:wk.n] {
+		if v == g {
+			return true
+		}
+	}
+	if wk.more[g] {
+		return true
+	}
+	if wk.n < len(wk.vis) {
+		wk.vis[wk.n] = g
+		wk.n++
+		return false
+	}
+	if wk.more == nil {
+		wk.more = map[int64]bool{}
+	}
+	wk.more[g] = true
+	return false
+}
+
+// dfs returns the path from cur back to the root, or nil.
+func (wk *walker) dfs(cur wait) []Step {
+	var one [1]int64
+	for _, h := range waitsFor(cur, one[:0]) {
+		if wk.budget--; wk.budget < 0 {
+			return nil
+		}
+		if h == wk.root {
+			return []Step{stepOf(cur)}
+		}
+		if wk.visit(h) {
+			continue
+		}
+		if next, ok := waitingOn(h); ok {
+			if rest := wk.dfs(next); rest != nil {
+				return append([]Step{stepOf(cur)}, rest...)
+			}
+		}
+	}
+	return nil
+}
+
 // walk searches the wait-for graph depth first from w for a path back to
 // w's goroutine: lock -> owner (or, for a draining writer, each reader) ->
 // what that goroutine waits for ... It returns the cycle, or nil.
 func walk(w *waiter) []Step {
-	visited := map[int64]bool{w.g: true}
-	budget := maxWalk
-	var path []Step
-	var dfs func(cur wait) bool
-	dfs = func(cur wait) bool {
-		path = append(path, stepOf(cur))
-		for _, h := range waitsFor(cur) {
-			if budget--; budget < 0 {
-				break
-			}
-			if h == w.g {
-				return true
-			}
-			if visited[h] {
-				continue
-			}
-			visited[h] = true
-			next, ok := waitingOn(h)
-			if ok && dfs(next) {
-				return true
-			}
-		}
-		path = path[:len(path)-1]
-		return false
-	}
-	if !dfs(waitOf(w)) {
-		return nil
-	}
-	return path
+	wk := walker{root: w.g, budget: maxWalk}
+	wk.visit(w.g)
+	return wk.dfs(waitOf(w))
 }
 
 // checkCycle returns the wait-for cycle that w closes, or nil. It finds a
