@@ -235,7 +235,9 @@ func TestNoReportRWConsistent(t *testing.T) {
 				}
 				var wg sync.WaitGroup
 				for i := range 12 {
-					wg.Go(func() {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
 						rng := rand.New(rand.NewPCG(uint64(i), 7))
 						for range iters {
 							lockA, lockB := a.RLock, b.RLock
@@ -255,7 +257,7 @@ func TestNoReportRWConsistent(t *testing.T) {
 							unB()
 							unA()
 						}
-					})
+					}()
 				}
 				wg.Wait()
 				assert.Empty(t, rec.all(detect.Deadlock, detect.LockOrder), "%s", rec)

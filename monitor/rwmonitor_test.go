@@ -378,7 +378,9 @@ func TestRWMonitorParallelReaders(t *testing.T) {
 			var wg sync.WaitGroup
 			var bad atomic.Int32
 			for range n {
-				wg.Go(func() {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
 					rw.RLock()
 					rw.RLock()
 					holding <- struct{}{}
@@ -388,7 +390,7 @@ func TestRWMonitorParallelReaders(t *testing.T) {
 					}
 					rw.RUnlock()
 					rw.RUnlock()
-				})
+				}()
 			}
 			for range n {
 				await(t, holding, "reader")
@@ -419,7 +421,9 @@ func TestRWMonitorHammer(t *testing.T) {
 			var bad atomic.Int32
 			var wg sync.WaitGroup
 			for range c.readers {
-				wg.Go(func() {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
 					for range iters {
 						rw.RLock()
 						if n := activity.Add(1); n < 1 || n >= 10000 {
@@ -430,10 +434,12 @@ func TestRWMonitorHammer(t *testing.T) {
 						rw.RUnlock()
 						rw.RUnlock()
 					}
-				})
+				}()
 			}
 			for range 2 {
-				wg.Go(func() {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
 					for range iters {
 						rw.Lock()
 						rw.Lock()
@@ -451,7 +457,7 @@ func TestRWMonitorHammer(t *testing.T) {
 						activity.Add(-1)
 						rw.RUnlock()
 					}
-				})
+				}()
 			}
 			wg.Wait()
 			assert.Zero(t, bad.Load(), "exclusion violations")

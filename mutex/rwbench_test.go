@@ -71,12 +71,14 @@ func BenchmarkRWMutexReadPairWithReaders(b *testing.B) {
 	var holding, done sync.WaitGroup
 	for range 7 {
 		holding.Add(1)
-		done.Go(func() {
+		done.Add(1)
+		go func() {
+			defer done.Done()
 			rw.RLock()
 			holding.Done()
 			<-release
 			rw.RUnlock()
-		})
+		}()
 	}
 	holding.Wait()
 	defer func() { close(release); done.Wait() }()

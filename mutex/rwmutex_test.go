@@ -527,12 +527,14 @@ func TestRWMutexNoAllocs(t *testing.T) {
 	holding := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 7 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			rw.RLock()
 			holding <- struct{}{}
 			<-release
 			rw.RUnlock()
-		})
+		}()
 	}
 	for range 7 {
 		await(t, holding, "reader")

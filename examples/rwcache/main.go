@@ -116,9 +116,11 @@ func cachedDataDemo(w io.Writer) error {
 	var wg sync.WaitGroup
 	results := make([]string, 8)
 	for i := range results {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			results[i] = c.Process(func(d string) string { return d })
-		})
+		}()
 	}
 	wg.Wait()
 	c.rwl.RLock()

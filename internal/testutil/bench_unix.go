@@ -142,7 +142,9 @@ func BenchRWMix(b *testing.B, goroutines, readPermille int, cases []RWCase) {
 				if g < b.N%goroutines {
 					n++
 				}
-				wg.Go(func() {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
 					defer func() {
 						if v := recover(); v != nil {
 							b.Errorf("lock panicked: %v", v)
@@ -166,7 +168,7 @@ func BenchRWMix(b *testing.B, goroutines, readPermille int, cases []RWCase) {
 						}
 					}
 					sink.Add(local)
-				})
+				}()
 			}
 			b.ResetTimer()
 			cpu0, t0 := CPUTime(), time.Now()
