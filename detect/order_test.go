@@ -236,8 +236,10 @@ func TestOrderLockContext(t *testing.T) {
 	checkOrderReport(t, rec.all()[0], goroutineID(), "a", "b")
 }
 
-// TestOrderUnlockOutOfOrder: after releasing locks out of order, edges go
-// only from the locks still held.
+// TestOrderUnlockOutOfOrder: after releasing locks out of order, the edge
+// of a new acquisition goes from the nearest lock still held, and the
+// order it implies with the locks held below that one follows by
+// transitivity.
 func TestOrderUnlockOutOfOrder(t *testing.T) {
 	rec := configure(t, detect.WithMode(detect.Order))
 	a, b, c, d := named("mutex", "a"), named("mutex", "b"), named("mutex", "c"), named("mutex", "d")
@@ -246,13 +248,52 @@ func TestOrderUnlockOutOfOrder(t *testing.T) {
 	c.Lock()
 	b.Unlock() // out of order
 	d.Lock()
-	assert.True(t, detect.HasEdge(a, d))
-	assert.True(t, detect.HasEdge(c, d))
+	assert.True(t, detect.HasEdge(c, d), "from the nearest held lock")
+	assert.False(t, detect.HasEdge(a, d), "only from the nearest held lock")
+	assert.True(t, detect.HasPath(a, d), "a -> b -> c -> d")
 	assert.False(t, detect.HasEdge(b, d), "b was released")
 	d.Unlock()
 	a.Unlock() // out of order
 	c.Unlock()
 	assert.Empty(t, rec.all(), "%s", rec)
+	assert.Empty(t, detect.OrderConsistent())
+}
+
+// TestOrderNearestLockFindsInversions: with edges only from the nearest
+// held lock, an inversion of a and b is still found when other locks are
+// held between them, in either half, and the report runs through them.
+func TestOrderNearestLockFindsInversions(t *testing.T) {
+	for _, between := range []struct{ first, second int }{{1, 0}, {0, 1}, {2, 3}} {
+		t.Run(fmt.Sprintf("between=%d,%d", between.first, between.second), func(t *testing.T) {
+			rec := configure(t, detect.WithMode(detect.Order))
+			a, b := named("mutex", "a"), named("monitor", "b")
+			var want []string
+			nest := func(outer, inner sync.Locker, outerName string, n int, prefix string) {
+				want = append(want, outerName)
+				var mid []sync.Locker
+				outer.Lock()
+				for i := range n {
+					l := named("mutex", fmt.Sprintf("%s%d", prefix, i))
+					want = append(want, fmt.Sprintf("%s%d", prefix, i))
+					l.Lock()
+					mid = append(mid, l)
+				}
+				inner.Lock()
+				inner.Unlock()
+				for i := len(mid) - 1; i >= 0; i-- {
+					mid[i].Unlock()
+				}
+				outer.Unlock()
+			}
+			onGoroutine(t, func() { nest(a, b, "a", between.first, "x") })
+			require.Empty(t, rec.all())
+			closer := onGoroutine(t, func() { nest(b, a, "b", between.second, "y") })
+			reps := rec.all()
+			require.Len(t, reps, 1, "%s", rec)
+			checkOrderReport(t, reps[0], closer, want...)
+			assert.Empty(t, detect.OrderConsistent())
+		})
+	}
 }
 
 // TestOrderModeSwitchWhileHolding: a goroutine that takes locks in Order

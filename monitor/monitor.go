@@ -41,9 +41,10 @@ var ErrNilContext = core.ErrNilContext
 // Goroutines blocked in Lock park on a channel: they count as durably
 // blocked inside a testing/synctest bubble.
 //
-// Re-entry costs no atomic write: the owner sees its own ID in the lock
-// word and increments a count that only it touches. Fairness and
-// starvation mode are as for mutex.Mutex.
+// Re-entry takes no lock word update: the owner sees its own ID in the
+// lock word and increments a count that only it touches, then publishes
+// that count with one atomic store so that detect.Dump can show it.
+// Fairness and starvation mode are as for mutex.Mutex.
 type Monitor struct {
 	_     noCopy
 	l     core.Lock
@@ -74,7 +75,7 @@ func init() {
 func (m *Monitor) Lock() {
 	g := gid.Get()
 	if m.l.Owner() == g {
-		m.reenter(g)
+		m.reenter()
 		return
 	}
 	if !m.l.FastAcquire(g) {
@@ -89,15 +90,19 @@ func (m *Monitor) lockSlow(g int64) {
 	}
 }
 
-// reenter adds a hold for the owner g. Order mode keeps the detector's
-// hold count (for Dump) in step; re-entry is never an edge. It and
-// acquired are small enough to inline into the fast paths only because
-// the Order-mode work is a call to an outlined function.
-func (m *Monitor) reenter(g int64) {
+// reenter adds a hold for the owner and publishes the count beyond the
+// first (for detect.Dump, in every mode); re-entry is never an order
+// edge. It and acquired are small enough to inline into the fast paths
+// only because the Order-mode work is a call to an outlined function.
+//
+// Rejected alternative: publishing only in Order mode, as a delta. A
+// Monitor re-entered before Order mode was turned on, or released while
+// it was off, then shows a wrong count; only the holder knows the count,
+// so it publishes it whatever the mode. The fast paths (first entry, last
+// release) never store it: it is 0 there.
+func (m *Monitor) reenter() {
 	m.holds++
-	if core.OrderOn() {
-		m.orderReentered(g, 1)
-	}
+	m.l.SetExtraHolds(m.holds - 1)
 }
 
 func (m *Monitor) acquired(g int64, try bool) {
@@ -106,9 +111,6 @@ func (m *Monitor) acquired(g int64, try bool) {
 		m.orderAcquired(g, try)
 	}
 }
-
-//go:noinline
-func (m *Monitor) orderReentered(g int64, delta int) { core.Reentered(&m.l, g, delta) }
 
 //go:noinline
 func (m *Monitor) orderAcquired(g int64, try bool) {
@@ -121,7 +123,7 @@ func (m *Monitor) orderAcquired(g int64, try bool) {
 func (m *Monitor) TryLock() bool {
 	g := gid.Get()
 	if m.l.Owner() == g {
-		m.reenter(g)
+		m.reenter()
 		return true
 	}
 	if !m.l.TryAcquire(g) {
@@ -146,7 +148,7 @@ func (m *Monitor) LockContext(ctx context.Context) error {
 		panic(core.Misuse("monitor: LockContext with a nil context", ErrNilContext))
 	}
 	if m.l.Owner() == g {
-		m.reenter(g)
+		m.reenter()
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -176,9 +178,7 @@ func (m *Monitor) Unlock() {
 		return
 	}
 	if m.holds--; m.holds > 0 {
-		if core.OrderOn() {
-			m.orderReentered(g, -1)
-		}
+		m.l.SetExtraHolds(m.holds - 1)
 		return
 	}
 	m.l.Release(g)
@@ -287,6 +287,9 @@ func (c condLocker) Owned() bool { return c.m.Owned() }
 func (c condLocker) ReleaseAll() int {
 	n := c.m.holds
 	c.m.holds = 1
+	if n > 1 {
+		c.m.l.SetExtraHolds(0)
+	}
 	c.m.Unlock()
 	return n
 }
@@ -311,8 +314,8 @@ func (c condLocker) Restore(n int) {
 	done = true
 	c.m.holds = n
 	c.m.l.ForgetLost(g)
-	if n > 1 && core.OrderOn() {
-		core.Reentered(&c.m.l, g, n-1)
+	if n > 1 {
+		c.m.l.SetExtraHolds(n - 1)
 	}
 }
 

@@ -42,13 +42,13 @@ type Engine interface {
 	// Acquired and Released are called in Order mode only.
 	Acquired(l *Lock, k *Kind, g int64, try bool)
 	Released(l *Lock, g int64)
-	// Reentered is called in Order mode when a reentrant lock's owner
-	// takes (delta 1) or drops (delta -1) a hold without acquiring or
-	// releasing the lock.
-	Reentered(l *Lock, g int64, delta int)
 	// Parked is called when a goroutine has registered as blocked, in
 	// Cycles and Order modes, so that the wait-timeout watchdog can arm.
 	Parked()
+	// NewMeta returns a zero Meta for a lock that needs metadata. The
+	// engine allocates it together with its own per-lock state, so that
+	// a lock's detection state costs one allocation.
+	NewMeta() *Meta
 	// Forget is called when a lock that had metadata is garbage collected.
 	Forget(id uint64)
 }
@@ -79,8 +79,7 @@ func Acquired(l *Lock, k *Kind, g int64, try bool) {
 }
 
 // Released forwards Order-mode bookkeeping to the engine.
-func Released(l *Lock, g int64)             { engine.Released(l, g) }
-func Reentered(l *Lock, g int64, delta int) { engine.Reentered(l, g, delta) }
+func Released(l *Lock, g int64) { engine.Released(l, g) }
 
 // Meta is a lock's identity for detection. It is created the first time
 // detection needs it, and holds no pointer to the lock, so the lock can be
@@ -89,13 +88,10 @@ type Meta struct {
 	ID   uint64
 	Kind *Kind
 	Addr uintptr
-	// Holds counts the holder's holds beyond the first (a Monitor's
-	// re-entries), kept by package detect in Order mode.
-	Holds atomic.Int32
-	lock  weak.Pointer[Lock]
-	name  atomic.Pointer[string]
-	site  atomic.Pointer[[]uintptr]
-	lost  lostHolds // holds that Cond waits could not retake (see LoseHolds)
+	lock weak.Pointer[Lock]
+	name atomic.Pointer[string]
+	site atomic.Pointer[[]uintptr]
+	lost lostHolds // holds that Cond waits could not retake (see LoseHolds)
 }
 
 // Lock returns the lock m describes, or nil if it has been collected.
@@ -129,7 +125,13 @@ func (l *Lock) Meta(k *Kind) *Meta {
 	if m := l.meta.Load(); m != nil {
 		return m
 	}
-	m := &Meta{ID: nextID.Add(1), Kind: k, Addr: uintptr(unsafe.Pointer(l)), lock: weak.Make(l)}
+	var m *Meta
+	if engine != nil {
+		m = engine.NewMeta()
+	} else {
+		m = new(Meta)
+	}
+	m.ID, m.Kind, m.Addr, m.lock = nextID.Add(1), k, uintptr(unsafe.Pointer(l)), weak.Make(l)
 	if !l.meta.CompareAndSwap(nil, m) {
 		return l.meta.Load()
 	}
@@ -178,8 +180,9 @@ func (m *Meta) SitePCs() []uintptr {
 // HasSite reports whether a first-lock site was recorded.
 func (m *Meta) HasSite() bool { return m.site.Load() != nil }
 
-// SetSiteOnce records the first-lock stack; later calls do nothing.
-func (m *Meta) SetSiteOnce(pcs []uintptr) { m.site.CompareAndSwap(nil, &pcs) }
+// SetSiteOnce records the first-lock stack; later calls do nothing. The
+// caller must not change *pcs afterwards.
+func (m *Meta) SetSiteOnce(pcs *[]uintptr) { m.site.CompareAndSwap(nil, pcs) }
 
 // --- The registry of blocked goroutines -------------------------------
 

@@ -55,7 +55,20 @@ type Lock struct {
 	head  *waiter
 	tail  *waiter
 	meta  atomic.Pointer[Meta] // detection metadata, created on first need
+	// extra is a reentrant wrapper's hold count beyond the first, written
+	// only by the holder (SetExtraHolds) and read by anyone (ExtraHolds,
+	// for Dump). It is 0 whenever the lock is free or held once.
+	extra atomic.Int32
 }
+
+// SetExtraHolds publishes the holder's hold count beyond the first. The
+// holder calls it when the count changes from or to more than one hold,
+// and must bring it back to 0 before it releases the lock.
+func (l *Lock) SetExtraHolds(n int) { l.extra.Store(int32(n)) }
+
+// ExtraHolds returns the hold count beyond the first published by the
+// holder: exact at any moment, for any goroutine.
+func (l *Lock) ExtraHolds() int { return int(l.extra.Load()) }
 
 var ncpu = runtime.NumCPU()
 
@@ -251,7 +264,8 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 				// reports can say where an unnamed lock is used.
 				if m := l.Meta(k); !m.HasSite() {
 					pcs := make([]uintptr, 32)
-					m.SetSiteOnce(pcs[:runtime.Callers(3, pcs)])
+					pcs = pcs[:runtime.Callers(3, pcs)]
+					m.SetSiteOnce(&pcs)
 				}
 				if engine != nil {
 					engine.Parked()
