@@ -106,8 +106,9 @@ func OrderConsistent() string {
 		pos[x.ord] = id
 		for i, e := range x.out {
 			n++
-			if e.from != x || e.iout != i || e.to.in[e.iin] != e {
-				return fmt.Sprintf("edge %d -> %d: lists disagree", id, e.to.meta.ID)
+			if e.from != x || e.iout != i || e.iin >= len(e.to.in) || e.to.in[e.iin] != e {
+				return fmt.Sprintf("edge %d -> %d: lists disagree (from ok %v, iout %d/%d, iin %d/%d, bypass %v, inline %v)",
+					id, e.to.meta.ID, e.from == x, e.iout, i, e.iin, len(e.to.in), e.bypass, e == &e.to.first)
 			}
 			if edgeSet.get(id, e.to.meta.ID) != e {
 				return fmt.Sprintf("edge %d -> %d: not in the edge set", id, e.to.meta.ID)

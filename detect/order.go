@@ -801,7 +801,7 @@ func intoGap(set []*node, mark uint64, below bool, end int64) bool {
 		return false
 	}
 	for i := int64(1); i <= k; i++ {
-		if _, used := byPos[a+step*i]; used {
+		if _, used := byPos[a+step*i]; used || a+step*i == 0 { // 0: not in the graph
 			return false
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -390,6 +391,108 @@ func TestStressConsistentOrder(t *testing.T) {
 			}
 			wg.Wait()
 			assert.Empty(t, rec.all(), "%s", rec)
+		})
+	}
+}
+
+// TestOrderRandomAgainstModel nests random pairs of locks, one goroutine
+// at a time, and checks the detector against a model that keeps every
+// edge that agrees with the edges before it: an acquisition is reported
+// exactly when the model has a path back from the new lock to the held
+// one, the graph's positions agree with every edge in the order, and
+// paths between locks survive the collection of the locks between them
+// (bypass edges).
+func TestOrderRandomAgainstModel(t *testing.T) {
+	const nlocks = 40
+	rounds := 600
+	if testing.Short() {
+		rounds = 200
+	}
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			rec := configure(t, detect.WithMode(detect.Order))
+			rng := rand.New(rand.NewPCG(seed, 7))
+			locks := make([]sync.Locker, nlocks)
+			for i := range locks {
+				locks[i] = named([]string{"mutex", "monitor"}[i%2], fmt.Sprintf("L%d", i))
+			}
+			model := map[[2]int]bool{} // edges in the order
+			reach := func(from, to int, alive func(int) bool) bool {
+				seen := map[int]bool{from: true}
+				for queue := []int{from}; len(queue) > 0; queue = queue[1:] {
+					for e := range model {
+						if e[0] == queue[0] && !seen[e[1]] && alive(e[1]) {
+							if e[1] == to {
+								return true
+							}
+							seen[e[1]] = true
+							queue = append(queue, e[1])
+						}
+					}
+				}
+				return false
+			}
+			all := func(int) bool { return true }
+			nest := func(a, b int) {
+				before := len(rec.all())
+				cycle := !model[[2]int{a, b}] && reach(b, a, all)
+				lockPair(locks[a], locks[b])
+				if got := len(rec.all()) - before; cycle {
+					assert.LessOrEqual(t, got, 1, "%d -> %d", a, b)
+				} else {
+					assert.Zero(t, got, "%d -> %d closes no cycle\n%s", a, b, rec)
+					model[[2]int{a, b}] = true
+				}
+			}
+			for range rounds {
+				a, b := rng.IntN(nlocks), rng.IntN(nlocks)
+				if a != b {
+					nest(a, b)
+				}
+			}
+			require.Empty(t, detect.OrderConsistent())
+			for range 200 {
+				a, b := rng.IntN(nlocks), rng.IntN(nlocks)
+				if a != b {
+					require.Equal(t, reach(a, b, all), detect.HasPath(locks[a], locks[b]), "path %d ->* %d", a, b)
+				}
+			}
+
+			// Collect the odd locks: paths between the even ones remain.
+			want := map[[2]int]bool{}
+			for a := 0; a < nlocks; a += 2 {
+				for b := 0; b < nlocks; b += 2 {
+					if a != b {
+						want[[2]int{a, b}] = reach(a, b, all)
+					}
+				}
+			}
+			var collected atomic.Int32
+			for i := 1; i < nlocks; i += 2 {
+				onCollect(locks[i], &collected)
+				locks[i] = nil
+			}
+			waitForGC(t, "odd locks collected", func() bool { return collected.Load() == nlocks/2 })
+			waitForGC(t, "odd locks forgotten", func() bool { return detect.ReadStats().Nodes <= nlocks/2+1 })
+			require.Empty(t, detect.OrderConsistent())
+			for e, ok := range want {
+				require.Equal(t, ok, detect.HasPath(locks[e[0]], locks[e[1]]), "path %d ->* %d after collection", e[0], e[1])
+			}
+			// The model now has the even locks only, with the bypasses.
+			even := map[[2]int]bool{}
+			for e, ok := range want {
+				if ok {
+					even[e] = true
+				}
+			}
+			model = even
+			for range rounds / 2 {
+				a, b := 2*rng.IntN(nlocks/2), 2*rng.IntN(nlocks/2)
+				if a != b {
+					nest(a, b)
+				}
+			}
+			require.Empty(t, detect.OrderConsistent())
 		})
 	}
 }
