@@ -41,10 +41,12 @@ var ErrNilContext = core.ErrNilContext
 // Goroutines blocked in Lock park on a channel: they count as durably
 // blocked inside a testing/synctest bubble.
 //
-// Re-entry takes no lock word update: the owner sees its own ID in the
-// lock word and increments a count that only it touches, then publishes
-// that count with one atomic store so that detect.Dump can show it.
-// Fairness and starvation mode are as for mutex.Mutex.
+// Re-entry costs no atomic write for a Monitor without detection
+// metadata: the owner sees its own ID in the lock word and increments a
+// count that only it touches. (A Monitor that has metadata, from Order
+// mode, a name or a report, also publishes the count with one atomic
+// store, for detect.Dump.) Fairness and starvation mode are as for
+// mutex.Mutex.
 type Monitor struct {
 	_     noCopy
 	l     core.Lock
@@ -91,9 +93,10 @@ func (m *Monitor) lockSlow(g int64) {
 }
 
 // reenter adds a hold for the owner and publishes the count beyond the
-// first (for detect.Dump, in every mode); re-entry is never an order
-// edge. It and acquired are small enough to inline into the fast paths
-// only because the Order-mode work is a call to an outlined function.
+// first (for detect.Dump, in every mode; see core.Lock.SetExtraHolds);
+// re-entry is never an order edge. It and acquired are small enough to
+// inline into the fast paths only because the Order-mode work is a call
+// to an outlined function.
 //
 // Rejected alternative: publishing only in Order mode, as a delta. A
 // Monitor re-entered before Order mode was turned on, or released while
