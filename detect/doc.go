@@ -46,7 +46,10 @@
 // closing a cycle of any length (a < b < ... < a) contradicts every
 // partial order, and is reported as a possible deadlock even though this
 // run did not hang: another interleaving of the same code can. Both halves
-// of an inversion may run in one goroutine or in several.
+// of an inversion may run in one goroutine or in several. The edge that
+// closed a reported cycle stays outside the order: a cycle that could only
+// be closed through it is not reported (lockdep stops checking after its
+// first report).
 //
 // Each edge is validated once: later acquisitions find it in a lock-free
 // hash table, so the steady state costs a hash lookup per acquisition,
@@ -112,8 +115,8 @@
 // few tens of nanoseconds per acquisition and release in the steady state;
 // its per-goroutine records live in a fixed table of 4096 slots (under
 // 1 MiB when all are in use), claimed by a goroutine when it takes its
-// first lock and freed when it releases its last, with a locked map behind
-// it for goroutines beyond what the table finds. Records name locks
+// first lock and freed when it releases its last, with sharded locked maps
+// behind it for goroutines beyond what the table finds. Records name locks
 // weakly; those of goroutines that exited holding locks, or released them
 // while Order mode was off, are dropped at the next garbage collection
 // once their locks are collected or no longer held by them.

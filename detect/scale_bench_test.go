@@ -149,6 +149,7 @@ func BenchmarkOrderTransfers(b *testing.B) {
 			b.ReportMetric(lastCPU/firstCPU, "cpu-last/first")
 			b.ReportMetric(edges/n, "edges/op")
 			b.ReportMetric(perEdge/n, "heap-B/edge")
+			b.ReportMetric(searches/max(edges, 1), "searches/edge")
 			b.ReportMetric(visits/max(searches, 1), "visited/search")
 		})
 	}
