@@ -154,7 +154,7 @@ func ReadStats() Stats {
 	s.SeenLocks = len(seen.byID)
 	seen.mu.Unlock()
 	for i := range gtable {
-		if gs := gtable[i].Load(); gs != nil && gs.w.Load() != 0 {
+		if gtable[i].w.Load() != 0 {
 			s.HoldingGs++
 		}
 	}

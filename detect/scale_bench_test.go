@@ -222,9 +222,12 @@ func BenchmarkOrderFirstNesting(b *testing.B) {
 }
 
 // BenchmarkOrderShortLivedGoroutines is the shape of a test suite: each
-// operation starts a goroutine that locks a long-lived lock and a fresh
-// one nested, then exits; run it under -race to compare with a test
-// binary. Order mode against Cycles mode and sync.Mutex.
+// operation starts a goroutine that takes two long-lived locks nested
+// (shared: known edges) and, in the own case, also locks a fresh lock of
+// its own nested under them (a new lock and a new edge per goroutine),
+// then exits. Run it under -race to compare with a test binary: Order
+// mode against Cycles mode and sync.Mutex, in wall time and in the
+// process's CPU time per operation (steadier on a shared machine).
 func BenchmarkOrderShortLivedGoroutines(b *testing.B) {
 	cases := []struct {
 		name    string
@@ -236,24 +239,32 @@ func BenchmarkOrderShortLivedGoroutines(b *testing.B) {
 		{"mutex.Mutex/cycles", detect.Cycles, newMutex},
 		{"mutex.Mutex/order", detect.Order, newMutex},
 	}
-	for _, c := range cases {
-		b.Run(c.name, func(b *testing.B) {
-			defer detect.Configure(detect.WithMode(c.mode), detect.WithWaitTimeout(0))()
-			shared := c.newLock()
-			b.ReportAllocs()
-			for b.Loop() {
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					own := c.newLock()
-					shared.Lock()
-					own.Lock()
-					own.Unlock()
-					shared.Unlock()
-					own.Lock()
-					own.Unlock()
-				}()
-				<-done
+	for _, own := range []bool{false, true} {
+		b.Run(map[bool]string{false: "shared", true: "own"}[own], func(b *testing.B) {
+			for _, c := range cases {
+				b.Run(c.name, func(b *testing.B) {
+					defer detect.Configure(detect.WithMode(c.mode), detect.WithWaitTimeout(0))()
+					outer, inner := c.newLock(), c.newLock()
+					b.ReportAllocs()
+					cpu0 := cpuTime()
+					for b.Loop() {
+						done := make(chan struct{})
+						go func() {
+							defer close(done)
+							outer.Lock()
+							inner.Lock()
+							if own {
+								l := c.newLock()
+								l.Lock()
+								l.Unlock()
+							}
+							inner.Unlock()
+							outer.Unlock()
+						}()
+						<-done
+					}
+					b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+				})
 			}
 		})
 	}
