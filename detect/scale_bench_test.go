@@ -37,6 +37,25 @@ func heapInUse() uint64 {
 	return ms.HeapInuse
 }
 
+// settle collects until the detector has forgotten every lock that has
+// been dropped (the previous round's), so that a round's counts are its
+// own: cleanups run after the collection that finds a lock unreachable.
+func settle() {
+	last, same := -1, 0
+	for range 100 {
+		runtime.GC()
+		runtime.Gosched()
+		n := detect.ReadStats().Nodes
+		if n == last {
+			if same++; same == 3 {
+				return
+			}
+		} else {
+			last, same = n, 0
+		}
+	}
+}
+
 // newMutexes returns n Mutexes allocated one by one, as objects that carry
 // their own lock are. (Locks in one large array all live in one span of
 // the heap, where the runtime keeps the weak pointers and cleanups that
@@ -60,6 +79,7 @@ func BenchmarkOrderManyHeld(b *testing.B) {
 	var edges, heap float64
 	for b.Loop() {
 		b.StopTimer()
+		settle()
 		locks := newMutexes(n)
 		before := heapInUse()
 		base := detect.ReadStats().Edges
@@ -99,6 +119,7 @@ func BenchmarkOrderTransfers(b *testing.B) {
 			var first, last, firstCPU, lastCPU, edges, perEdge, searches, visits float64
 			for b.Loop() {
 				b.StopTimer()
+				settle()
 				locks := newMutexes(accounts)
 				balance := make([]int64, accounts)
 				rng := rand.New(rand.NewPCG(1, 2))
