@@ -8,8 +8,8 @@
 // (two locks taken in order), Contended (1 to 8 goroutines with about
 // 100 ns of work inside the lock), CondPingPong (a handoff through
 // condvar.Cond, against sync.Cond and a channel pair), Pool (Jetty's
-// connection-pool workload on examples/connpool) and BatchQueue (items
-// one at a time or in batches through examples/batchqueue, against a
+// connection-pool workload on bench/connpool) and BatchQueue (items
+// one at a time or in batches through bench/batchqueue, against a
 // buffered channel). The Go benchmarks in this package and the lockbench
 // command (bench/cmd/lockbench) both call these helpers, so the two report
 // the same measurements.

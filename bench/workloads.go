@@ -7,9 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/locksmith-go/locksmith/bench/batchqueue"
+	"github.com/locksmith-go/locksmith/bench/connpool"
 	"github.com/locksmith-go/locksmith/condvar"
-	"github.com/locksmith-go/locksmith/examples/batchqueue"
-	"github.com/locksmith-go/locksmith/examples/connpool"
 )
 
 // CondPingPong measures n handoffs between two goroutines through a

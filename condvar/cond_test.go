@@ -472,7 +472,9 @@ func TestCondTimedOutWaitersLeaveNothing(t *testing.T) {
 	forEachKind(t, func(t *testing.T, _ lockKind, l sync.Locker, _ func() bool, c *condvar.Cond) {
 		var wg sync.WaitGroup
 		for i := range 20 {
-			wg.Go(func() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
 				l.Lock()
 				defer l.Unlock()
 				if i%2 == 0 {
@@ -486,7 +488,7 @@ func TestCondTimedOutWaitersLeaveNothing(t *testing.T) {
 				if c.WaitContext(ctx) == nil {
 					panic("WaitContext reported a signal nobody sent")
 				}
-			})
+			}()
 		}
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()

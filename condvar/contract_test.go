@@ -216,20 +216,24 @@ func TestCondConcurrentFirstUse(t *testing.T) {
 		start := make(chan struct{})
 		const waiters = 4
 		for range waiters {
-			wg.Go(func() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
 				<-start
 				l.Lock()
 				c.Wait()
 				l.Unlock()
 				woken.Add(1)
-			})
+			}()
 		}
 		for range 4 {
-			wg.Go(func() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
 				<-start
 				c.Signal() // without the lock, before or after the waiters queue
 				_ = c.Waiters()
-			})
+			}()
 		}
 		close(start)
 		waitFor(t, "every waiter queued", func() bool { return int(woken.Load())+c.Waiters() == waiters })

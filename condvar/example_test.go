@@ -12,6 +12,31 @@ import (
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
+// A condition bound to a Monitor (Java's lock.newCondition(), Ruby's
+// new_cond), waited on with a predicate and with a timeout.
+func ExampleCond() {
+	var (
+		m        monitor.Monitor
+		notEmpty = m.NewCond() // or condvar.New(&anyLocker)
+		queue    []string      // guarded by m
+	)
+	go func() {
+		m.Lock()
+		defer m.Unlock()
+		queue = append(queue, "job")
+		notEmpty.Signal()
+	}()
+
+	m.Lock()
+	defer m.Unlock()
+	notEmpty.WaitWhile(func() bool { return len(queue) == 0 }) // Ruby's wait_while
+	fmt.Println(queue[0])
+	fmt.Println(notEmpty.WaitTimeout(10 * time.Millisecond)) // nobody signals: false, m held again
+	// Output:
+	// job
+	// false
+}
+
 // A Cond bound to a mutex.Mutex: a one-slot mailbox.
 func ExampleNew() {
 	var (

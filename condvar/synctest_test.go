@@ -1,3 +1,8 @@
+//go:build go1.25
+
+// testing/synctest.Test is Go 1.25; the module supports Go 1.24, whose
+// toolchain skips this file.
+
 package condvar_test
 
 import (
@@ -66,12 +71,14 @@ func TestSynctestCondWaitTimeoutFakeClock(t *testing.T) {
 				l.Unlock()
 
 				var wg sync.WaitGroup
-				wg.Go(func() {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
 					time.Sleep(time.Minute) // bubble time: the fake clock
 					l.Lock()
 					c.Signal()
 					l.Unlock()
-				})
+				}()
 				l.Lock()
 				assert.True(t, c.WaitTimeout(time.Hour))
 				assert.Equal(t, 2*time.Hour+time.Minute, time.Since(start))

@@ -1,12 +1,15 @@
 package detect
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/core"
@@ -45,18 +48,22 @@ func (m Mode) String() string {
 	return fmt.Sprintf("detect.Mode(%d)", int32(m))
 }
 
-// ParseMode parses "off", "cycles" or "order", the values of the
-// LOCKSMITH_DETECT environment variable.
+// ParseMode parses a mode name, as the LOCKSMITH_DETECT environment
+// variable gives it: "off", "cycles" or "order", each also accepted
+// capitalised ("Order", as the constants are spelled) and in upper case
+// ("ORDER"). Any other spelling is an error.
 func ParseMode(s string) (Mode, error) {
-	switch s {
-	case "off":
-		return Off, nil
-	case "cycles":
-		return Cycles, nil
-	case "order":
-		return Order, nil
+	for _, m := range []Mode{Off, Cycles, Order} {
+		if spelledAs(s, m.String()) {
+			return m, nil
+		}
 	}
-	return 0, fmt.Errorf("detect: unknown mode %q (want off, cycles or order)", s)
+	return 0, fmt.Errorf("detect: unknown mode %q (want off, cycles or order; Off or OFF spellings work too)", s)
+}
+
+// spelledAs reports whether s is name, Name or NAME.
+func spelledAs(s, name string) bool {
+	return s == name || s == strings.ToUpper(name[:1])+name[1:] || s == strings.ToUpper(name)
 }
 
 // DefaultOrderWaitTimeout is the wait timeout in force in Order mode unless
@@ -66,7 +73,8 @@ const DefaultOrderWaitTimeout = 30 * time.Second
 // config is immutable once published; Configure swaps it whole.
 type config struct {
 	mode        Mode
-	reporter    func(*Report)
+	reporter    func(*Report) // nil: defaultReporter
+	problems    *problemTable // the problems reported to reporter (see note)
 	waitTimeout time.Duration // meaningful when waitSet
 	waitSet     bool
 }
@@ -87,22 +95,30 @@ func (c *config) effectiveWaitTimeout() time.Duration {
 // An Option changes one setting in Configure.
 type Option func(*config)
 
-// WithMode sets the detection mode.
+// ErrBadOption is matched (with errors.Is) by the panic value of an option
+// constructor given an argument outside its domain: WithMode with a Mode
+// other than Off, Cycles or Order, WithWaitTimeout with a negative
+// duration.
+var ErrBadOption = errors.New("invalid option")
+
+// WithMode sets the detection mode. It panics with an error matching
+// ErrBadOption if m is not Off, Cycles or Order.
 func WithMode(m Mode) Option {
 	if m < Off || m > Order {
-		panic(fmt.Sprintf("detect: WithMode(%d): not Off, Cycles or Order", int32(m)))
+		panic(core.Misuse(fmt.Sprintf("detect: WithMode(%d): not Off, Cycles or Order", int32(m)), ErrBadOption))
 	}
 	return func(c *config) { c.mode = m }
 }
 
-// WithReporter sends every report to f instead of printing it to stderr.
-// f is called without any locksmith-internal lock held, on the goroutine
-// that found the problem (the watchdog's, for wait timeouts), and may
-// itself use locksmith locks. nil restores the stderr print.
+// WithReporter sends every report to f. f is called without any
+// locksmith-internal lock held, on the goroutine that found the problem
+// (the watchdog's, for wait timeouts), and may itself use locksmith locks.
+// nil restores the default: the reporter named by LOCKSMITH_DETECT_REPORT,
+// else PanicReporter in a test binary and PrintReporter elsewhere.
 //
 // For a Deadlock, the goroutine that would close the cycle still panics
-// (or LockContext still returns the error) after f returns, since waiting
-// on would block it forever.
+// (or LockContext still returns the error, or LockTimeout false) after f
+// returns, since waiting on would block it forever.
 //
 // f may panic or end its goroutine (runtime.Goexit, as t.FailNow does).
 // For a Deadlock or LockOrder report, that goes on in the goroutine that
@@ -114,16 +130,41 @@ func WithMode(m Mode) Option {
 // the watchdog's own goroutine: a panic there is recovered and printed to
 // stderr as a reporter failure, with the report, and the watchdog keeps
 // running.
-func WithReporter(f func(*Report)) Option { return func(c *config) { c.reporter = f } }
+//
+// Each problem is reported once to a reporter configuration: Configure
+// with WithReporter starts afresh, so that a test that installs its own
+// reporter hears of every problem its code makes.
+func WithReporter(f func(*Report)) Option {
+	tab := &problemTable{} // one per call: the same for every recompute of the configuration
+	return func(c *config) { c.reporter, c.problems = f, tab }
+}
+
+// PrintReporter prints r to standard error. It is the default reporter
+// outside test binaries.
+func PrintReporter(r *Report) { fmt.Fprint(stderr(), r.String()) }
+
+// PanicReporter panics with a *LockOrderError for a LockOrder report, in
+// the goroutine whose acquisition closed the inversion, and prints any
+// other report as PrintReporter does (wait timeouts are warnings; a
+// deadlock panics anyway, with a *DeadlockError). It is the default
+// reporter in a test binary (testing.Testing()), so that an inversion
+// fails go test with the report and the test's name, instead of being
+// printed in the hidden output of a passing package.
+func PanicReporter(r *Report) {
+	if r.Kind == LockOrder {
+		panic(&LockOrderError{Report: r})
+	}
+	PrintReporter(r)
+}
 
 // WithWaitTimeout reports, once, any goroutine blocked on one locksmith
 // lock for longer than d, naming the holder and its current stack. d > 0
 // turns the report on in Cycles and Order modes; d == 0 turns it off.
 // Without this option Order mode uses DefaultOrderWaitTimeout and Cycles
-// mode has none. A negative d panics.
+// mode has none. A negative d panics with an error matching ErrBadOption.
 func WithWaitTimeout(d time.Duration) Option {
 	if d < 0 {
-		panic(fmt.Sprintf("detect: WithWaitTimeout(%v): negative", d))
+		panic(core.Misuse(fmt.Sprintf("detect: WithWaitTimeout(%v): negative", d), ErrBadOption))
 	}
 	return func(c *config) { c.waitTimeout, c.waitSet = d, true }
 }
@@ -249,22 +290,120 @@ func install(c *config) {
 	watchdogConfigured(c.effectiveWaitTimeout())
 }
 
-// EnvVar is the environment variable read at start-up for the mode.
+// EnvVar is the environment variable read at start-up for the mode:
+// off, cycles or order (see ParseMode for the spellings accepted). Any
+// other non-empty value stops the program at start-up with a panic naming
+// the value and the valid ones.
 const EnvVar = "LOCKSMITH_DETECT"
 
-func init() {
-	c := &config{mode: Cycles}
-	if v, ok := os.LookupEnv(EnvVar); ok && v != "" {
+// ReportEnvVar is the environment variable read at start-up for the
+// default reporter: "panic" for PanicReporter, "print" for PrintReporter
+// (also capitalised or in upper case). Unset or empty, the default is
+// PanicReporter in a test binary and PrintReporter elsewhere. A reporter
+// set with WithReporter takes precedence. Any other value stops the
+// program at start-up with a panic.
+const ReportEnvVar = "LOCKSMITH_DETECT_REPORT"
+
+// defaultReporter is the reporter used while none is configured; it is
+// chosen once, at initialisation.
+var defaultReporter func(*Report) = PrintReporter
+
+// envVars are the environment variables the detector reads.
+var envVars = [...]string{EnvVar, ReportEnvVar}
+
+// fromEnv returns the mode and the default reporter that the environment
+// asks for, and panics on a value it does not know: a typo must not
+// silently leave the detector in another mode.
+func fromEnv(inTest bool) (Mode, func(*Report)) {
+	mode := Cycles
+	if v := os.Getenv(EnvVar); v != "" {
 		m, err := ParseMode(v)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "locksmith: %s=%q ignored: %v; using %v\n", EnvVar, v, err, c.mode)
-		} else {
-			c.mode = m
+			panic(fmt.Errorf("detect: %s=%q: not a detection mode; want off, cycles or order (also Off, OFF, ...), or unset for cycles", EnvVar, v))
+		}
+		mode = m
+	}
+	rep, name := PrintReporter, "print"
+	if inTest {
+		rep, name = PanicReporter, "panic, in a test binary"
+	}
+	switch v := os.Getenv(ReportEnvVar); {
+	case v == "":
+	case spelledAs(v, "panic"):
+		rep = PanicReporter
+	case spelledAs(v, "print"):
+		rep = PrintReporter
+	default:
+		panic(fmt.Errorf("detect: %s=%q: not a reporter; want panic or print (also Panic, PANIC, ...), or unset for the default (%s)",
+			ReportEnvVar, v, name))
+	}
+	return mode, rep
+}
+
+// The environment is read during package initialisation, so that locks
+// taken by other packages' initialisation already run in the mode asked
+// for. In a test binary run by go test with its result cache, that is too
+// early to count: go test learns which variables a test depends on from a
+// log that the test binary keeps of os.Getenv and os.LookupEnv calls, and
+// that log starts only when testing.M.Run starts the tests. A variable
+// read before is not part of the cached result's key, and a run with
+// another LOCKSMITH_DETECT would be served the result of the first. So
+// the variables are read again once the log has started, from the first
+// lock operation that sees it started (core.SetRecheck routes lock
+// operations to recheckEnv until then; the fast paths pay nothing more
+// than today's test of the mode word).
+//
+// Whether the log has started is read from the file system: go test names
+// the log file with -test.testlogfile in a fresh directory, and testing
+// creates it when the log starts (testLogStarted, which must not use os,
+// or the check itself would be logged as an input). The main goroutine,
+// which runs initialisation and TestMain, only reads the variables: its
+// lock operations before the log starts would otherwise pay a stat each.
+//
+// Rejected alternatives: reading the variables on the first lock
+// operation only, which happens during initialisation or TestMain in many
+// programs, before the log starts; reading them on every operation, which
+// would cost every lock in a test binary an environment lookup under the
+// environment's lock for the whole run.
+func recheckEnv(g int64) (done bool) {
+	for _, v := range envVars {
+		os.LookupEnv(v)
+	}
+	return g != mainGoroutine && testLogStarted(testLogFile)
+}
+
+// mainGoroutine is the goroutine that runs main, initialisation and
+// TestMain.
+const mainGoroutine = 1
+
+// testLogFile is the log file go test passed to this test binary, or "".
+var testLogFile string
+
+// testLogFlag returns the value of -test.testlogfile in args, or "".
+func testLogFlag(args []string) string {
+	for _, a := range args {
+		for _, p := range []string{"-test.testlogfile=", "--test.testlogfile="} {
+			if v, ok := strings.CutPrefix(a, p); ok {
+				return v
+			}
 		}
 	}
+	return ""
+}
+
+func init() {
+	inTest := testing.Testing()
+	mode, rep := fromEnv(inTest)
+	defaultReporter = rep
+	c := &config{mode: mode, problems: &problemTable{}}
 	cfgMu.Lock()
 	base = c
 	install(c)
 	cfgMu.Unlock()
 	core.SetEngine(engine{})
+	if inTest {
+		if testLogFile = testLogFlag(os.Args[1:]); testLogFile != "" {
+			core.SetRecheck(recheckEnv)
+		}
+	}
 }

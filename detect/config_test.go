@@ -3,6 +3,7 @@ package detect_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -107,13 +108,15 @@ func TestConfigureOverlappingRestores(t *testing.T) {
 	// base configuration.
 	var wg sync.WaitGroup
 	for i := range 8 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			m := []detect.Mode{detect.Off, detect.Cycles, detect.Order}[i%3]
 			restore := detect.Configure(detect.WithMode(m), detect.WithWaitTimeout(time.Duration(i+1)*time.Hour))
 			defer restore()
 			inner := detect.Configure(detect.WithReporter(nop))
 			inner()
-		})
+		}()
 	}
 	wg.Wait()
 	assert.Equal(t, base, detect.CurrentConfig())
@@ -138,9 +141,19 @@ func TestConfigureDroppedRestoreFolds(t *testing.T) {
 }
 
 func TestConfigureRejectsBadOptions(t *testing.T) {
-	assert.Panics(t, func() { detect.WithMode(detect.Mode(3)) })
-	assert.Panics(t, func() { detect.WithMode(detect.Mode(-1)) })
-	assert.Panics(t, func() { detect.WithWaitTimeout(-time.Second) })
+	for _, tc := range []struct {
+		call func()
+		msg  string
+	}{
+		{func() { detect.WithMode(detect.Mode(3)) }, "detect: WithMode(3): not Off, Cycles or Order"},
+		{func() { detect.WithMode(detect.Mode(-1)) }, "detect: WithMode(-1): not Off, Cycles or Order"},
+		{func() { detect.WithWaitTimeout(-time.Second) }, "detect: WithWaitTimeout(-1s): negative"},
+	} {
+		err, ok := catch(tc.call).(error)
+		require.True(t, ok, "%s: want an error panic", tc.msg)
+		assert.ErrorIs(t, err, detect.ErrBadOption)
+		assert.EqualError(t, err, tc.msg)
+	}
 }
 
 func TestParseMode(t *testing.T) {
@@ -152,9 +165,18 @@ func TestParseMode(t *testing.T) {
 		{"off", detect.Off, true},
 		{"cycles", detect.Cycles, true},
 		{"order", detect.Order, true},
+		{"Off", detect.Off, true},
+		{"Cycles", detect.Cycles, true},
+		{"Order", detect.Order, true},
+		{"OFF", detect.Off, true},
+		{"CYCLES", detect.Cycles, true},
+		{"ORDER", detect.Order, true},
 		{"", 0, false},
-		{"Order", 0, false},
+		{"oRdEr", 0, false},
+		{"ORder", 0, false},
 		{" order", 0, false},
+		{"order ", 0, false},
+		{"ordr", 0, false},
 		{"on", 0, false},
 		{"lockdep", 0, false},
 	} {
@@ -162,11 +184,12 @@ func TestParseMode(t *testing.T) {
 		if !tc.ok {
 			require.Error(t, err, "%q", tc.in)
 			assert.Contains(t, err.Error(), "detect: unknown mode")
+			assert.Contains(t, err.Error(), fmt.Sprintf("%q", tc.in), "the message names the value")
 			continue
 		}
 		require.NoError(t, err, "%q", tc.in)
 		assert.Equal(t, tc.want, m)
-		assert.Equal(t, tc.in, m.String(), "String is ParseMode's inverse")
+		assert.Equal(t, strings.ToLower(tc.in), m.String(), "String is ParseMode's inverse")
 	}
 	assert.Equal(t, "detect.Mode(9)", detect.Mode(9).String())
 	assert.Equal(t, "deadlock", detect.Deadlock.String())
@@ -180,8 +203,18 @@ const helperEnv = "LOCKSMITH_DETECT_TEST_HELPER"
 
 // runHelper runs this test binary again, running only TestHelperProcess
 // with helperEnv=role and the extra environment, and returns its stdout and
-// stderr.
+// stderr. The child must succeed. An element of env that starts with
+// "-test." is passed as a flag.
 func runHelper(t *testing.T, role string, env ...string) (stdout, stderr string) {
+	t.Helper()
+	stdout, stderr, err := runHelperErr(t, role, env...)
+	require.NoError(t, err, "child %s:\nstdout:\n%s\nstderr:\n%s", role, stdout, stderr)
+	return stdout, stderr
+}
+
+// runHelperErr is runHelper for a child that may fail: it returns the
+// child's error (an *exec.ExitError for a non-zero exit status).
+func runHelperErr(t *testing.T, role string, env ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), liveness)
 	defer cancel()
@@ -189,6 +222,10 @@ func runHelper(t *testing.T, role string, env ...string) (stdout, stderr string)
 	// The race detector's runtime sleeps a second at exit by default.
 	cmd.Env = append(os.Environ(), helperEnv+"="+role, "GORACE=atexit_sleep_ms=0 "+os.Getenv("GORACE"))
 	for _, e := range env {
+		if strings.HasPrefix(e, "-test.") { // a flag, not a variable
+			cmd.Args = append(cmd.Args, e)
+			continue
+		}
 		if strings.HasSuffix(e, "=<unset>") {
 			cmd.Env = slicesDeleteVar(cmd.Env, strings.TrimSuffix(e, "=<unset>"))
 			continue
@@ -197,9 +234,9 @@ func runHelper(t *testing.T, role string, env ...string) (stdout, stderr string)
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	require.NoError(t, err, "child %s:\nstdout:\n%s\nstderr:\n%s", role, out.String(), errb.String())
-	return out.String(), errb.String()
+	err = cmd.Run()
+	require.NoError(t, ctx.Err(), "child %s did not finish", role)
+	return out.String(), errb.String(), err
 }
 
 func slicesDeleteVar(env []string, name string) []string {
@@ -220,39 +257,65 @@ func TestHelperProcess(t *testing.T) {
 	}
 	switch role {
 	case "mode":
-		os.Stdout.WriteString("mode=" + detect.CurrentMode().String() + "\n")
-	case "godeadlock-hidden-holder":
-		goDeadlockHiddenHolderChild(t)
+		os.Stdout.WriteString("mode=" + detect.CurrentMode().String() + " reporter=" + detect.DefaultReporterName() + "\n")
+	case "inversion":
+		inversionChild(t, false)
+	case "inversion-configured-panic":
+		inversionChild(t, true)
+	case "lock-once":
+		var mu mutex.Mutex
+		mu.Lock()
+		mu.Unlock()
+	case "no-lock":
 	default:
 		t.Fatalf("unknown helper role %q", role)
 	}
 }
 
-// TestEnvVar: LOCKSMITH_DETECT sets the mode at start-up; an unknown value
-// is reported on stderr and ignored.
+// TestEnvVar: LOCKSMITH_DETECT sets the mode at start-up, in any of the
+// accepted spellings; LOCKSMITH_DETECT_REPORT sets the default reporter
+// (PanicReporter in a test binary otherwise).
 func TestEnvVar(t *testing.T) {
 	for _, tc := range []struct {
-		value, want string
-		warn        bool
+		value, report string
+		want          string
 	}{
-		{"<unset>", "cycles", false},
-		{"", "cycles", false},
-		{"off", "off", false},
-		{"order", "order", false},
-		{"ORDER", "cycles", true},
+		{"<unset>", "<unset>", "mode=cycles reporter=panic"},
+		{"", "", "mode=cycles reporter=panic"},
+		{"off", "<unset>", "mode=off reporter=panic"},
+		{"order", "print", "mode=order reporter=print"},
+		{"ORDER", "PANIC", "mode=order reporter=panic"},
+		{"Order", "Print", "mode=order reporter=print"},
+		{"Cycles", "panic", "mode=cycles reporter=panic"},
 	} {
-		name := tc.value
-		if name == "" {
-			name = "empty"
-		}
-		t.Run(name, func(t *testing.T) {
-			stdout, stderr := runHelper(t, "mode", detect.EnvVar+"="+tc.value)
-			assert.Contains(t, stdout, "mode="+tc.want+"\n")
-			if tc.warn {
-				assert.Contains(t, stderr, `LOCKSMITH_DETECT="`+tc.value+`" ignored`)
-			} else {
-				assert.NotContains(t, stderr, "LOCKSMITH_DETECT")
-			}
+		t.Run(tc.value+"/"+tc.report, func(t *testing.T) {
+			stdout, stderr := runHelper(t, "mode", detect.EnvVar+"="+tc.value, detect.ReportEnvVar+"="+tc.report)
+			assert.Contains(t, stdout, tc.want+"\n")
+			assert.NotContains(t, stderr, "LOCKSMITH_DETECT")
+		})
+	}
+}
+
+// TestEnvVarBadValue: a value the detector does not know stops the program
+// at start-up, with a message naming the variable, the value and the valid
+// values; it is never silently ignored.
+func TestEnvVarBadValue(t *testing.T) {
+	for _, tc := range []struct{ env, value, valid string }{
+		{detect.EnvVar, "ordr", "want off, cycles or order"},
+		{detect.EnvVar, "oRdEr", "want off, cycles or order"},
+		{detect.EnvVar, " order", "want off, cycles or order"},
+		{detect.EnvVar, "lockdep", "want off, cycles or order"},
+		{detect.ReportEnvVar, "fail", "want panic or print"},
+		{detect.ReportEnvVar, "pRINT", "want panic or print"},
+	} {
+		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
+			stdout, stderr, err := runHelperErr(t, "mode", tc.env+"="+tc.value)
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "the child must fail\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+			assert.NotContains(t, stdout, "mode=", "the program did not get past start-up")
+			assert.Contains(t, stderr, "panic: ")
+			assert.Contains(t, stderr, fmt.Sprintf("detect: %s=%q", tc.env, tc.value))
+			assert.Contains(t, stderr, tc.valid)
 		})
 	}
 }
@@ -270,7 +333,9 @@ func TestConfigureConcurrentWithLocking(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 4 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for {
 				select {
 				case <-stop:
@@ -289,7 +354,7 @@ func TestConfigureConcurrentWithLocking(t *testing.T) {
 					c.Unlock()
 				}
 			}
-		})
+		}()
 	}
 	modes := []detect.Mode{detect.Off, detect.Cycles, detect.Order}
 	for i := range 300 {

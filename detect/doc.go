@@ -6,13 +6,23 @@
 // # Modes
 //
 // The mode is set at start-up from the environment variable
-// LOCKSMITH_DETECT (off, cycles or order), so that
+// LOCKSMITH_DETECT (off, cycles or order; also Off, OFF and so on), so
+// that
 //
 //	LOCKSMITH_DETECT=order go test -race ./...
 //
 // turns full checking on without code changes, and at run time with
-// Configure(WithMode(...)). Configuration is an immutable value swapped
-// atomically: a Lock reads one word, never a mutable global struct.
+// Configure(WithMode(...)). Any other value of the variable stops the
+// program at start-up with a panic that names the value and the valid
+// ones: a typo never leaves the detector silently in another mode.
+// Configuration is an immutable value swapped atomically: a Lock reads
+// one word, never a mutable global struct.
+//
+// go test caches a package's result keyed on, among other things, the
+// environment variables its test binary read once its tests started. The
+// detector reads its variables again at that point (from the first lock
+// operation of the tests), so a run with another LOCKSMITH_DETECT or
+// LOCKSMITH_DETECT_REPORT is never served the result of the previous one.
 //
 //   - Off: no checks, no reports, nothing on the uncontended path. A
 //     goroutine about to park still registers as blocked (a sharded map
@@ -58,40 +68,109 @@
 // only one against it searches, among the locks ordered between its two
 // ends. Re-entry into a Monitor is never an edge and never a report.
 // A TryLock adds no edge to the lock it tries (it cannot block), but locks
-// taken while holding it do. A LockContext can block, so it adds edges like
-// Lock.
+// taken while holding it do. A LockContext, or a LockTimeout with a
+// positive timeout, can block, so it adds edges like Lock.
 //
 // # Reports and what happens
 //
 // A report is a *Report value with a Kind (Deadlock, LockOrder or
-// WaitTimeout), the cycle as Steps (goroutine, lock held, lock waited for
-// or acquired next, stack), and a String method that prints it in the
-// manner of jstack's "Found one Java-level deadlock" and lockdep's
-// "possible circular locking dependency detected". Locks are named by
-// SetName, else by type and address and the site of the first Lock the
-// detector recorded (in Order mode the lock's first acquisition; in Cycles
-// mode, which does nothing on the fast path, the first Lock that had to
-// wait for it). Stacks are file:line frames
+// WaitTimeout), the cycle as Steps (goroutine, lock held and where the
+// goroutine took it, lock waited for or acquired next, stack), and a
+// String method that prints it in the manner of jstack's "Found one
+// Java-level deadlock" and lockdep's "possible circular locking dependency
+// detected". Locks are named by SetName, else by type and address and a
+// site: in Order mode the lock's first acquisition ("first locked at"); in
+// Cycles mode, which does nothing on the fast path, the first Lock that
+// had to wait for it ("first waited for at"). Stacks are file:line frames
 // with the detector's, the locks' and the runtime's own frames trimmed.
-// Each distinct cycle is reported once.
+//
+// Where each goroutine took the lock it holds is known in Order mode,
+// which records the stack of an acquisition when it records it anyway:
+// the lock's first acquisition, its first by a goroutine holding nothing,
+// and each acquisition whose chain of held locks is new (capturing a
+// stack costs about a microsecond: too much for every acquisition). In
+// Cycles mode it is not recorded, and a Deadlock report says so, and
+// suggests LOCKSMITH_DETECT=order or SetName.
+//
+// Each problem is reported once. Two reports of one kind whose steps are
+// at the same call sites (the first user frame of each step's stack:
+// where each edge's second lock was taken, where each goroutine waits)
+// are one problem, whatever the lock instances and goroutines: one
+// inversion made over a hundred objects is one report, and a deadlock
+// that recurs in a retry loop is one report. Report.Seen counts the
+// occurrences, lock instances and goroutines, and goes on counting after
+// the report; String and Dump print the counts. Problems are remembered
+// per reporter: Configure with WithReporter starts afresh.
 //
 //   - Deadlock: the goroutine that would close the cycle does not park. Lock
 //     panics with a *DeadlockError (errors.Is(err, ErrDeadlock)); its
 //     deferred Unlocks run and free the others, as a database aborts one
 //     transaction of a deadlocked set. LockContext returns the error
-//     instead, without the lock, so the caller can release what it holds,
-//     back off and retry. A Cond wait whose reacquire would close a cycle
-//     panics the same way, and returns without holding the lock; the
-//     Unlocks the caller deferred for the holds it lost panic with an
-//     error that also matches ErrDeadlock, so that recover() in the Lock;
-//     defer Unlock; Wait idiom sees the deadlock (see condvar.Cond.Wait).
-//   - LockOrder and WaitTimeout: the report is printed once to stderr and
+//     instead, and LockTimeout returns false, without the lock, so the
+//     caller can release what it holds, back off and retry. A Cond wait
+//     whose reacquire would close a cycle panics the same way, and returns
+//     without holding the lock; the Unlocks the caller deferred for the
+//     holds it lost panic with an error that also matches ErrDeadlock, so
+//     that recover() in the Lock; defer Unlock; Wait idiom sees the
+//     deadlock (see condvar.Cond.Wait).
+//     The report is delivered to the reporter (printed, by default) too.
+//   - LockOrder: the report goes to the reporter in the goroutine whose
+//     acquisition closed the inversion, once it has taken the lock. In a
+//     test binary (testing.Testing()) the default reporter is
+//     PanicReporter, which panics there with a *LockOrderError
+//     (errors.Is(err, ErrLockOrder)) whose message carries the report, so
+//     that go test fails, with the test's name and the report; the
+//     acquisition is undone first, so the Lock panics without the lock.
+//     Elsewhere it is PrintReporter, which prints the report to stderr, and
 //     execution continues.
+//   - WaitTimeout: a warning, printed (by either predefined reporter) by
+//     the watchdog; execution continues.
 //
-// WithReporter sends every report to a function instead of stderr. For a
-// Deadlock, after the reporter returns, the goroutine closing the cycle
-// still panics (or LockContext still returns the error): waiting on would
-// block it forever. The library never calls os.Exit.
+// WithReporter sends every report to a function instead: PanicReporter,
+// PrintReporter or one of the program's own. The environment variable
+// LOCKSMITH_DETECT_REPORT (panic or print) chooses the default reporter
+// without code changes; a reporter set with WithReporter takes precedence,
+// and any other value stops the program at start-up. For a Deadlock,
+// after the reporter returns, the goroutine closing the cycle still panics
+// (or LockContext still returns the error): waiting on would block it
+// forever. The library never calls os.Exit.
+//
+// # In tests
+//
+// There are two ways to run the detector over a test suite. Without code
+// changes:
+//
+//	LOCKSMITH_DETECT=order go test ./...
+//
+// fails the test that makes an inversion (the default reporter panics in
+// it). Or in a test, with the reporter of the test's choosing:
+//
+//	defer detect.Configure(detect.WithMode(detect.Order), detect.WithReporter(func(r *detect.Report) {
+//		t.Errorf("%v", r)
+//	}))()
+//
+// which fails the test and lets it go on. (The reporter runs on the
+// goroutine that found the problem, which, for a wait timeout, is the
+// watchdog's: use t.Errorf there, not t.Fatalf.)
+//
+// A deadlock through Lock is a panic: unless the program recovers it, it
+// ends the test binary, as any panic does, with the report. A program
+// that must go on after a deadlock uses LockContext, which returns the
+// *DeadlockError instead; the caller then releases what it holds and
+// retries.
+//
+// Waiting for a locksmith lock shows in the block profile, not in the
+// mutex profile: a waiter parks on a channel, as a goroutine blocked in
+// select does, and the runtime's mutex profile records only sync.Mutex
+// and sync.RWMutex. To see where goroutines wait:
+//
+//	go test -blockprofile block.out ./pkg
+//	go tool pprof -top block.out
+//
+// and in a program, runtime.SetBlockProfileRate(1) (or a larger rate, to
+// sample) and the "block" profile of runtime/pprof or net/http/pprof.
+// Waits show under internal/core.(*Lock).Acquire, called from the user's
+// Lock.
 //
 // A goroutine waiting in a Cond, or in a Monitor's Wait, holds nothing of
 // that lock while it waits and takes no part in wait-for edges.
@@ -123,5 +202,5 @@
 // The detector never keeps a lock alive: a lock's metadata is dropped, with
 // its graph edges, when the lock is garbage collected; the order the lock
 // carried between its neighbours is kept as direct edges between them.
-// See the README for measured figures.
+// BENCHMARKS.md, at the root of the repository, has measured figures.
 package detect

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/core"
@@ -64,7 +65,8 @@ func heldNow() map[int64][]holding {
 // Dump writes the detector's view of the program to w: in Cycles and
 // Order modes every goroutine blocked on a locksmith lock, with the lock
 // and its owner; in Order mode also every lock each goroutine holds, with
-// hold counts. A lock whose owner no longer runs (a
+// hold counts; and every problem reported to the reporter in force, with
+// how often it has occurred since (see Report.Seen). A lock whose owner no longer runs (a
 // goroutine that exited holding it: Go runs no code at goroutine exit, so
 // the lock stays held) is marked as such; in Cycles mode, which keeps no
 // record of held locks, such a lock appears only once a goroutine waits
@@ -112,7 +114,31 @@ func Dump(w io.Writer) {
 			}
 		}
 	}
+	ps := problems()
+	slices.SortFunc(ps, func(a, b *Report) int { return strings.Compare(problemKey(a), problemKey(b)) })
+	fmt.Fprintf(bw, "\nreported problems: %d\n", len(ps))
+	for _, r := range ps {
+		n := r.Seen()
+		fmt.Fprintf(bw, "  %s at %s: seen %d times over %d lock instances in %d goroutines\n",
+			r.Kind, problemSites(r), n.Times, n.Locks, n.Goroutines)
+	}
 	bw.Flush() // like fmt.Fprint to a diagnostics stream: a write error has nowhere to go
+}
+
+// problemSites lists the call sites of r's steps, as file:line.
+func problemSites(r *Report) string {
+	var b strings.Builder
+	for i, s := range r.Steps {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if len(s.Stack) == 0 {
+			b.WriteString("?")
+			continue
+		}
+		fmt.Fprintf(&b, "%s:%d", s.Stack[0].File, s.Stack[0].Line)
+	}
+	return b.String()
 }
 
 func ownerString(g int64, alive map[int64]bool) string {

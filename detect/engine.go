@@ -1,10 +1,12 @@
 package detect
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,17 +18,18 @@ import (
 type engine struct{}
 
 func lockInfo(m *core.Meta) *LockInfo {
-	return &LockInfo{ID: m.ID, Name: m.Name(), Type: "*" + m.Kind.Name, Addr: m.Addr, FirstLocked: site(m.SitePCs())}
+	return &LockInfo{ID: m.ID, Name: m.Name(), Type: "*" + m.Kind.Name, Addr: m.Addr,
+		FirstLocked: site(m.SitePCs()), FirstWaited: site(m.WaitSitePCs())}
 }
 
-// deliver hands r to the configured reporter, or prints it to stderr.
+// deliver hands r to the configured reporter, or to the default one.
 // It is never called with a detector lock held.
 func deliver(r *Report) {
-	if f := current().reporter; f != nil {
-		f(r)
-		return
+	f := current().reporter
+	if f == nil {
+		f = defaultReporter
 	}
-	fmt.Fprint(stderr(), r.String())
+	f(r)
 }
 
 // errOut is where reports and reporter failures are printed: os.Stderr,
@@ -40,48 +43,149 @@ func stderr() io.Writer {
 	return os.Stderr
 }
 
-// seen remembers which cycles were reported, so each is reported once.
-// Keys name lock IDs; Forget drops the keys of a collected lock.
-var seen struct {
-	mu    sync.Mutex
-	keys  map[string]bool
-	byID  map[uint64][]string
-	total int
-}
-
-// cycleKey is the cycle's lock IDs rotated to start at the smallest, so
-// the same cycle found from any of its goroutines has one key.
-func cycleKey(kind Kind, ids []uint64) string {
-	min := 0
-	for i, id := range ids {
-		if id < ids[min] {
-			min = i
+// deliverAll delivers rs in order. If a reporter panics (PanicReporter
+// does, for a LockOrder report) or ends its goroutine, the reports after
+// it are printed to stderr on the way out, since each was counted as made
+// and will not be made again.
+func deliverAll(rs []*Report) {
+	done := 0
+	defer func() {
+		for i := done + 1; i < len(rs); i++ {
+			PrintReporter(rs[i])
 		}
+	}()
+	for _, r := range rs {
+		deliver(r)
+		done++
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d", kind)
-	for i := range ids {
-		fmt.Fprintf(&b, ":%d", ids[(min+i)%len(ids)])
-	}
-	return b.String()
 }
 
-// firstReport reports whether key is new, and remembers it.
-func firstReport(key string, ids []uint64) bool {
+// The detector reports each problem once. A problem is identified by its
+// kind and the call sites of its steps: the first user frame of each
+// step's stack (for a LockOrder report, where each edge's second lock was
+// taken; for a Deadlock, where each goroutine waits; for a WaitTimeout,
+// where the waiter waits and where the holder is), rotated, for a cycle,
+// to a canonical starting point. So one inversion made over any number
+// of lock instances, or one deadlock that recurs in a retry loop, is one
+// report, and its tally counts the occurrences, lock instances and
+// goroutines.
+//
+// Rejected alternative: keys made of lock IDs (each cycle of lock
+// instances once), which would make a report per pair of objects: a
+// hundred for one inversion made over a hundred objects.
+//
+// The problems are remembered per reporter: each configuration made with
+// WithReporter starts a table of its own (and a restored configuration
+// brings its table back), so that a test that installs its own reporter
+// hears of every problem its code makes, whatever earlier tests reported.
+var seen struct {
+	mu   sync.Mutex
+	byID map[uint64][]*tally // the tallies that hold a live lock's ID, for Forget
+}
+
+// problemTable is the problems reported to one reporter configuration;
+// guarded by seen.mu.
+type problemTable struct {
+	problems map[string]*tally
+}
+
+// maxTallyGoroutines bounds the goroutine IDs a tally keeps: goroutines
+// have no exit hook to forget them by.
+const maxTallyGoroutines = 1000
+
+// tally counts the occurrences of one problem; guarded by seen.mu.
+type tally struct {
+	first      *Report
+	times      int
+	nlocks     int
+	locks      map[uint64]bool // the live locks among those counted
+	goroutines map[int64]bool
+}
+
+func (t *tally) read() Seen {
 	seen.mu.Lock()
 	defer seen.mu.Unlock()
-	if seen.keys[key] {
-		return false
+	return Seen{Times: t.times, Locks: t.nlocks, Goroutines: len(t.goroutines)}
+}
+
+// stepSite is the call site of a step: its first user frame.
+func stepSite(s Step) string {
+	if len(s.Stack) == 0 {
+		return "?"
 	}
-	if seen.keys == nil {
-		seen.keys = map[string]bool{}
-		seen.byID = map[uint64][]string{}
+	f := s.Stack[0]
+	return f.Function + " " + f.File + ":" + strconv.Itoa(f.Line)
+}
+
+// problemKey returns the key of the problem r describes.
+func problemKey(r *Report) string {
+	sites := make([]string, len(r.Steps))
+	for i, s := range r.Steps {
+		sites[i] = stepSite(s)
 	}
-	seen.keys[key] = true
-	for _, id := range ids {
-		seen.byID[id] = append(seen.byID[id], key)
+	if r.Kind != WaitTimeout && len(sites) > 1 {
+		// A cycle found from any of its steps is the same cycle: start at
+		// the rotation that sorts first.
+		best := sites
+		for i := 1; i < len(sites); i++ {
+			rot := append(append([]string(nil), sites[i:]...), sites[:i]...)
+			if slices.Compare(rot, best) < 0 {
+				best = rot
+			}
+		}
+		sites = best
 	}
-	return true
+	return r.Kind.String() + "\x00" + strings.Join(sites, "\x00")
+}
+
+// note counts an occurrence of the problem r describes, with the locks and
+// goroutines involved, attaches the problem's tally to r, and reports
+// whether this is the first occurrence, the one to deliver.
+func note(r *Report, locks []uint64, goroutines []int64) (first bool) {
+	key := problemKey(r)
+	tab := current().problems
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	if tab.problems == nil {
+		tab.problems = map[string]*tally{}
+	}
+	if seen.byID == nil {
+		seen.byID = map[uint64][]*tally{}
+	}
+	t := tab.problems[key]
+	if t == nil {
+		t = &tally{first: r, locks: map[uint64]bool{}, goroutines: map[int64]bool{}}
+		tab.problems[key] = t
+		first = true
+	}
+	t.times++
+	for _, id := range locks {
+		if !t.locks[id] {
+			t.locks[id] = true
+			t.nlocks++
+			seen.byID[id] = append(seen.byID[id], t)
+		}
+	}
+	for _, g := range goroutines {
+		if len(t.goroutines) < maxTallyGoroutines {
+			t.goroutines[g] = true
+		}
+	}
+	r.tally = t
+	return first
+}
+
+// problems returns the first report of every problem reported to the
+// reporter in force, in no order.
+func problems() []*Report {
+	tab := current().problems
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	out := make([]*Report, 0, len(tab.problems))
+	for _, t := range tab.problems {
+		out = append(out, t.first)
+	}
+	return out
 }
 
 // Deadlock builds the report for a verified wait-for cycle.
@@ -89,23 +193,33 @@ func (engine) Deadlock(cycle []core.Step) error {
 	n := len(cycle)
 	infos := make([]*LockInfo, n)
 	ids := make([]uint64, n)
+	gs := make([]int64, n)
 	want := map[int64]bool{}
 	for i, s := range cycle {
 		infos[i] = lockInfo(s.Lock.Meta(s.Kind))
 		ids[i] = infos[i].ID
+		gs[i] = s.G
 		want[s.G] = true
 	}
 	stacks := goroutineStacks(want)
-	r := &Report{Kind: Deadlock, Steps: make([]Step, n)}
+	mode := CurrentMode()
+	r := &Report{Kind: Deadlock, Mode: mode, Steps: make([]Step, n)}
 	for i, s := range cycle {
+		holds := infos[(i+n-1)%n] // the previous goroutine waits for what this one holds
 		r.Steps[i] = Step{
 			Goroutine: s.G,
-			Holds:     infos[(i+n-1)%n], // the previous goroutine waits for what this one holds
+			Holds:     holds,
 			WaitsFor:  infos[i],
 			Stack:     stacks[s.G],
 		}
+		if mode == Order {
+			// Every goroutine of the cycle but the caller is parked for
+			// good (until the caller gives up), and published its records
+			// before it registered as blocked: they are safe to read.
+			r.Steps[i].HoldsAt = symbolise(heldPCs(s.G, holds.ID))
+		}
 	}
-	if firstReport(cycleKey(Deadlock, ids), ids) {
+	if note(r, ids, gs) {
 		deliver(r)
 	}
 	return &DeadlockError{Report: r}
@@ -114,8 +228,8 @@ func (engine) Deadlock(cycle []core.Step) error {
 func (engine) Forget(id uint64) {
 	forgetOrder(id)
 	seen.mu.Lock()
-	for _, k := range seen.byID[id] {
-		delete(seen.keys, k)
+	for _, t := range seen.byID[id] {
+		delete(t.locks, id) // counted already: nlocks stays
 	}
 	delete(seen.byID, id)
 	seen.mu.Unlock()
@@ -123,13 +237,17 @@ func (engine) Forget(id uint64) {
 
 func (engine) Parked() { watchdogParked() }
 
+// ErrNotLocksmithLock is matched (with errors.Is) by the panic value of
+// SetName given a lock that the detector cannot see.
+var ErrNotLocksmithLock = errors.New("not a locksmith lock")
+
 // SetName names l in reports, Dump and WriteDOT. l must be a *mutex.Mutex
-// or a *monitor.Monitor; anything else panics, since the detector cannot
-// see it.
+// or a *monitor.Monitor; anything else panics with an error matching
+// ErrNotLocksmithLock, since the detector cannot see it.
 func SetName(l sync.Locker, name string) {
 	a, ok := core.Adapt(l)
 	if !ok {
-		panic(fmt.Sprintf("detect: SetName(%T): not a locksmith lock", l))
+		panic(core.Misuse(fmt.Sprintf("detect: SetName(%T): not a locksmith lock", l), ErrNotLocksmithLock))
 	}
 	a.Lock.Meta(a.Kind).SetName(name)
 }

@@ -3,6 +3,7 @@ package detect
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"sync"
 	"time"
 
@@ -131,8 +132,8 @@ func OrderConsistent() string {
 type Stats struct {
 	Nodes, Edges int // lock-order graph
 	CachedEdges  int // edgeSet entries
-	SeenCycles   int // reported-cycle keys
-	SeenLocks    int // locks with reported-cycle keys
+	Problems     int // distinct problems reported (bounded by the program's call sites)
+	SeenLocks    int // live locks counted in a problem's tally
 	HoldingGs    int // goroutines with a held-lock record (Order mode)
 	Searches     int // edges added against the order
 	Visited      int // locks those searches visited
@@ -150,7 +151,7 @@ func ReadStats() Stats {
 	s.Searches, s.Visited = searches, visited
 	graphMu.Unlock()
 	seen.mu.Lock()
-	s.SeenCycles = len(seen.keys)
+	s.Problems = len(current().problems.problems)
 	s.SeenLocks = len(seen.byID)
 	seen.mu.Unlock()
 	for i := range gtable {
@@ -194,4 +195,18 @@ func Layers() int {
 	cfgMu.Lock()
 	defer cfgMu.Unlock()
 	return len(layers)
+}
+
+// ProblemCount returns the number of distinct problems reported so far.
+func ProblemCount() int { return ReadStats().Problems }
+
+// DefaultReporterName names the default reporter: "panic" or "print".
+func DefaultReporterName() string {
+	switch reflect.ValueOf(defaultReporter).Pointer() {
+	case reflect.ValueOf(PanicReporter).Pointer():
+		return "panic"
+	case reflect.ValueOf(PrintReporter).Pointer():
+		return "print"
+	}
+	return "?"
 }

@@ -33,11 +33,14 @@ func waitForGC(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// near reports whether got is at most slack above base, for every field.
+// near reports whether got is at most slack above base, for every field
+// but Problems, which may be one above: a test's one reported problem is
+// remembered for good (problems are bounded by the program's call sites,
+// not by its locks).
 func near(got, base detect.Stats, slack int) bool {
 	return got.Nodes <= base.Nodes+slack && got.Edges <= base.Edges+slack &&
 		got.CachedEdges <= base.CachedEdges+slack &&
-		got.SeenCycles <= base.SeenCycles+slack && got.SeenLocks <= base.SeenLocks+slack
+		got.Problems <= base.Problems+1 && got.SeenLocks <= base.SeenLocks+slack
 }
 
 // onCollect counts l's collection in n.
@@ -108,7 +111,9 @@ func TestLocksAreCollected(t *testing.T) {
 			}
 		}
 	}()
-	require.Len(t, rec.all(detect.LockOrder), n, "one report per inverted pair")
+	reps := rec.all(detect.LockOrder)
+	require.Len(t, reps, 1, "one report for the one inversion, whatever the pairs it was made on")
+	assert.Equal(t, detect.Seen{Times: n, Locks: 2 * n, Goroutines: 1}, reps[0].Seen())
 
 	waitForGC(t, "every lock collected", func() bool { t.Logf("collected %d", collected.Load()); return collected.Load() == 2*n })
 	waitForGC(t, "detector back to its baseline", func() bool { return near(detect.ReadStats(), base, 0) })
@@ -166,6 +171,24 @@ func TestMemoryBounded(t *testing.T) {
 	runtime.KeepAlive(&anchor)
 }
 
+// retainedMiB returns how much more heap is in use, after collection, than
+// before.
+func retainedMiB(before runtime.MemStats) float64 {
+	runtime.GC()
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	return (float64(after.HeapInuse) - float64(before.HeapInuse)) / (1 << 20)
+}
+
+func baseline() runtime.MemStats {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms
+}
+
 // TestExitedHoldersReclaimed: goroutines that exit holding a lock of their
 // own (Go runs no code at goroutine exit, so the lock stays held) leave
 // nothing behind once their locks are collected, in every mode: the locks
@@ -185,12 +208,14 @@ func TestExitedHoldersReclaimed(t *testing.T) {
 			const batch = 1000
 			for i := 0; i < n; i += batch {
 				var wg sync.WaitGroup
+				wg.Add(batch)
 				for range batch {
-					wg.Go(func() {
+					go func() {
+						defer wg.Done()
 						l := new(mutex.Mutex)
 						onCollect(l, &collected)
 						l.Lock() // and exit holding it
-					})
+					}()
 				}
 				wg.Wait()
 			}
@@ -221,8 +246,10 @@ func TestModeSwitchWhileHeldReclaimed(t *testing.T) {
 	holding := make(chan struct{}, n)
 	switched := make(chan struct{})
 	var wg sync.WaitGroup
+	wg.Add(n + 1)
 	for i := range n {
-		wg.Go(func() {
+		go func() {
+			defer wg.Done()
 			own := new(mutex.Mutex)
 			onCollect(own, &collected)
 			own.Lock() // in Order mode: a record
@@ -231,19 +258,20 @@ func TestModeSwitchWhileHeldReclaimed(t *testing.T) {
 			if i%2 == 0 {
 				own.Unlock() // in Cycles mode: not seen
 			}
-		})
+		}()
 	}
 	for range n {
 		await(t, holding, "goroutine holding its lock")
 	}
 	// One more, holding the long-lived lock across the switch.
 	sharedHeld := make(chan struct{})
-	wg.Go(func() {
+	go func() {
+		defer wg.Done()
 		shared.Lock()
 		sharedHeld <- struct{}{}
 		<-switched
 		shared.Unlock()
-	})
+	}()
 	await(t, sharedHeld, "goroutine holding the shared lock")
 	assert.GreaterOrEqual(t, detect.ReadStats().HoldingGs, n+1)
 	restore := detect.Configure(detect.WithMode(detect.Cycles))

@@ -375,14 +375,29 @@ func sweep() (claimed bool) {
 
 // --- Acquisition and release ---------------------------------------------
 
+// aloneSeen, in core.Meta.Flags: the lock was acquired in Order mode by a
+// goroutine that held no other lock.
+const aloneSeen = 1
+
+// Acquired records that g acquired l. The stack of the acquisition
+// (runtime.Callers: about a microsecond, too much for every acquisition)
+// is recorded, in the held record and for reports, only when the
+// acquisition is the first of its kind: the lock's first acquisition, its
+// first by a goroutine holding nothing, and an acquisition that adds an
+// edge. An acquisition along a known edge takes the stack recorded with
+// the edge. Inversions are made of new edges, usually of new lock
+// instances, so the records a report needs are usually there.
 func (engine) Acquired(l *core.Lock, k *core.Kind, g int64, try bool) {
 	m := l.Meta(k)
+	s := enter(g, true)
 	var at *stackRec
-	if !m.HasSite() {
+	if !m.HasSite() || (len(s.held) == 0 && m.Flags.Load()&aloneSeen == 0) {
 		at = capture()
 		m.SetSiteOnce(&at.pcs)
+		if len(s.held) == 0 {
+			m.Flags.Or(aloneSeen)
+		}
 	}
-	s := enter(g, true)
 	var found []pending
 	if n := len(s.held); n > 0 && !try {
 		if e, miss := s.nearest(g, m); miss {
@@ -400,11 +415,34 @@ func (engine) Acquired(l *core.Lock, k *core.Kind, g int64, try bool) {
 	}
 	s.leave(g)
 	// Reported only now: a reporter may take locks, which needs s.
+	var reports []*Report
 	for _, p := range found {
 		if r := orderReport(p.path, p.closing); r != nil {
-			deliver(r)
+			reports = append(reports, r)
 		}
 	}
+	deliverAll(reports)
+}
+
+// heldPCs returns where goroutine g acquired the lock with the given ID,
+// if its held record has the stack. The caller must know that g's records
+// do not change meanwhile (g is parked in a deadlock, or is the caller);
+// the sweeper is kept out while they are read.
+func heldPCs(g int64, id uint64) []uintptr {
+	s := lookup(g)
+	if s == nil || !s.w.CompareAndSwap(g, g|sweepBit) {
+		return nil
+	}
+	defer s.w.Store(g)
+	for i := len(s.held) - 1; i >= 0; i-- {
+		if s.held[i].meta.ID == id {
+			if at := s.held[i].at; at != nil {
+				return at.pcs
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // nearest looks up, lock-free, the edges into m from the nearest held
@@ -827,15 +865,24 @@ func cmpI(a, b int64) int {
 
 // orderReport builds the LockOrder report for the cycle that closing
 // (from -> to) closes with path (to ->* from, edges already in the
-// graph), or returns nil if this cycle was reported before.
+// graph), each step saying where its goroutine acquired the lock it held
+// (fromAt, if recorded) and the next one (toAt); or nil if the same
+// problem was reported before (engine.go's note).
 func orderReport(path []edge, closing edge) *Report {
 	ids := make([]uint64, 0, len(path)+1)
-	r := &Report{Kind: LockOrder}
+	gs := make([]int64, 0, len(path)+1)
+	r := &Report{Kind: LockOrder, Mode: Order}
 	for _, e := range append(path, closing) {
 		ids = append(ids, e.from.meta.ID)
-		r.Steps = append(r.Steps, Step{Goroutine: e.g, Holds: lockInfo(e.from.meta), WaitsFor: lockInfo(e.to.meta), Stack: e.toAt.frames()})
+		gs = append(gs, e.g)
+		var holdsAt []Frame
+		if e.fromAt != nil {
+			holdsAt = symbolise(e.fromAt.pcs)
+		}
+		r.Steps = append(r.Steps, Step{Goroutine: e.g, Holds: lockInfo(e.from.meta), WaitsFor: lockInfo(e.to.meta),
+			Stack: e.toAt.frames(), HoldsAt: holdsAt})
 	}
-	if !firstReport(cycleKey(LockOrder, ids), ids) {
+	if !note(r, ids, gs) {
 		return nil
 	}
 	return r

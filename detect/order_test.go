@@ -134,16 +134,34 @@ func TestOrderEachCycleOnce(t *testing.T) {
 	lockPair(a, b)
 	var wg sync.WaitGroup
 	for range 8 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 50 {
 				lockPair(b, a) // consistent among themselves: no real deadlock
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	require.Len(t, rec.all(), 1, "%s", rec)
-	lockPair(b, c)
-	lockPair(c, b)
+	assert.Equal(t, detect.Seen{Times: 1, Locks: 2, Goroutines: 2}, rec.all()[0].Seen(),
+		"the inversion was made once (later acquisitions b -> a add no edge)")
+	// The same inversion (the same call sites) over other lock instances
+	// is the same problem, counted.
+	x, y := named("mutex", "x"), named("mutex", "y")
+	lockPair(x, y)
+	lockPair(y, x)
+	require.Len(t, rec.all(), 1, "%s", rec)
+	assert.Equal(t, detect.Seen{Times: 2, Locks: 4, Goroutines: 2}, rec.all()[0].Seen(), "the test goroutine and the one that closed the first")
+	// Another inversion, at other call sites, is another problem.
+	b.Lock()
+	c.Lock()
+	c.Unlock()
+	b.Unlock()
+	c.Lock()
+	b.Lock()
+	b.Unlock()
+	c.Unlock()
 	require.Len(t, rec.all(), 2, "%s", rec)
 	checkOrderReport(t, rec.all()[1], goroutineID(), "b", "c")
 	// a -> b -> c -> ... c -> a closes a third, longer cycle.
@@ -350,7 +368,9 @@ func TestStressConsistentOrder(t *testing.T) {
 			ctx := context.Background()
 			var wg sync.WaitGroup
 			for w := range goroutines {
-				wg.Go(func() {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
 					rng := rand.New(rand.NewPCG(uint64(w), 42))
 					var heldIdx []int
 					for range iters {
@@ -387,7 +407,7 @@ func TestStressConsistentOrder(t *testing.T) {
 						}
 						heldIdx = heldIdx[:0]
 					}
-				})
+				}()
 			}
 			wg.Wait()
 			assert.Empty(t, rec.all(), "%s", rec)

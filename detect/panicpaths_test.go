@@ -278,7 +278,11 @@ func TestWaitTimeoutReporterPanics(t *testing.T) {
 		var mu mutex.Mutex
 		mu.Lock()
 		w := spawn(func() {
-			mu.Lock()
+			if i == 0 {
+				mu.Lock()
+			} else {
+				mu.Lock() // another call site, so another problem: reported too
+			}
 			mu.Unlock()
 		})
 		rec.waitN(t, detect.WaitTimeout, i+1)

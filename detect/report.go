@@ -40,19 +40,24 @@ type LockInfo struct {
 	Name        string  // set with SetName, or ""
 	Type        string  // "*mutex.Mutex" or "*monitor.Monitor"
 	Addr        uintptr // the lock's address
-	FirstLocked string  // "file:line" of the first Lock the detector recorded (Order mode: the first acquisition; Cycles mode: the first Lock that had to wait), or ""
+	FirstLocked string  // "file:line" of the lock's first acquisition seen in Order mode, or ""
+	FirstWaited string  // "file:line" of the first Lock that had to wait for it (Cycles and Order modes), or ""
 }
 
 // String returns the name and identity of the lock, for example
-// `"accounts" (*mutex.Mutex 0xc000012340)` or
-// `*mutex.Mutex 0xc000012340 first locked at bank.go:42`.
+// `"accounts" (*mutex.Mutex 0xc000012340)`, or, for a lock without a
+// name, `*mutex.Mutex 0xc000012340 first locked at bank.go:42` (Order
+// mode) or `*mutex.Mutex 0xc000012340 first waited for at bank.go:42`
+// (Cycles mode, which does not see uncontended acquisitions).
 func (l LockInfo) String() string {
 	id := fmt.Sprintf("%s %#x", l.Type, l.Addr)
-	if l.Name != "" {
+	switch {
+	case l.Name != "":
 		return fmt.Sprintf("%q (%s)", l.Name, id)
-	}
-	if l.FirstLocked != "" {
+	case l.FirstLocked != "":
 		return id + " first locked at " + l.FirstLocked
+	case l.FirstWaited != "":
+		return id + " first waited for at " + l.FirstWaited
 	}
 	return id
 }
@@ -80,18 +85,50 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 // For a WaitTimeout, the first step is the waiting goroutine (WaitsFor is
 // the lock) and the second is the holder (Holds is the same lock), each
 // with its current stack; the holder's Stack is nil if it has exited.
+//
+// HoldsAt is where Goroutine acquired Holds (the user's frames, innermost
+// first), for Deadlock and LockOrder reports in Order mode, which records
+// the stack of an acquisition when it is the first of its chain of held
+// locks; it is nil where that is not known, and always in Cycles mode,
+// which records nothing on the uncontended path.
 type Step struct {
 	Goroutine int64
 	Holds     *LockInfo // nil where unknown or not applicable
 	WaitsFor  *LockInfo
 	Stack     []Frame
+	HoldsAt   []Frame
 }
 
 // Report is what the detector found, as a value.
+//
+// The detector reports each problem once: two reports with the same kind
+// whose steps are at the same call sites (the first user frame of each
+// step's stack, taken around the cycle) are one problem, whatever the lock
+// instances and goroutines involved. Seen counts the occurrences.
 type Report struct {
 	Kind   Kind
+	Mode   Mode // the detector's mode when the report was made
 	Steps  []Step
 	Waited time.Duration // WaitTimeout only: how long the goroutine had waited
+
+	tally *tally // shared by every occurrence of the problem; nil for a Report made by hand
+}
+
+// Seen counts the occurrences of one reported problem.
+type Seen struct {
+	Times      int // occurrences, the reported one included
+	Locks      int // distinct lock instances involved
+	Goroutines int // distinct goroutines involved (counted up to 1000)
+}
+
+// Seen returns how often the problem r describes has occurred so far: it
+// goes on counting after r was reported. It is zero for a Report that the
+// detector did not make.
+func (r *Report) Seen() Seen {
+	if r.tally == nil {
+		return Seen{}
+	}
+	return r.tally.read()
 }
 
 // String formats r for people, after jstack's "Found one Java-level
@@ -105,10 +142,13 @@ func (r *Report) String() string {
 			fmt.Fprintf(&b, "goroutine %d:\n", s.Goroutine)
 			if s.Holds != nil {
 				fmt.Fprintf(&b, "  holds %s\n", s.Holds)
+				r.lockedAt(&b, s, "    ")
 			}
 			fmt.Fprintf(&b, "  waiting to lock %s,\n", s.WaitsFor)
 			fmt.Fprintf(&b, "  which is held by goroutine %d\n", r.holderOf(s))
 		}
+		r.sitesNote(&b)
+		r.seenLine(&b)
 		b.WriteString("\n")
 		header(&b, "Stacks of the goroutines listed above:")
 		for _, s := range r.Steps {
@@ -122,17 +162,27 @@ func (r *Report) String() string {
 		b.WriteString("which lock already depends on the new lock.\n\n")
 		b.WriteString("the existing dependency chain is:\n\n")
 		for i, s := range r.Steps[:len(r.Steps)-1] {
-			fmt.Fprintf(&b, "-> #%d %s\n   then %s\n   first seen in goroutine %d at:\n", i, s.Holds, s.WaitsFor, s.Goroutine)
+			fmt.Fprintf(&b, "-> #%d %s\n", i, s.Holds)
+			r.lockedAt(&b, s, "   ")
+			fmt.Fprintf(&b, "   then %s\n   first seen in goroutine %d at:\n", s.WaitsFor, s.Goroutine)
 			frames(&b, s.Stack, "      ")
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "-> #%d %s\n   then %s\n   now, in goroutine %d at:\n", len(r.Steps)-1, last.Holds, last.WaitsFor, last.Goroutine)
+		fmt.Fprintf(&b, "-> #%d %s\n", len(r.Steps)-1, last.Holds)
+		r.lockedAt(&b, last, "   ")
+		fmt.Fprintf(&b, "   then %s\n   now, in goroutine %d at:\n", last.WaitsFor, last.Goroutine)
 		frames(&b, last.Stack, "      ")
 		b.WriteString("\n possible unsafe locking scenario:\n\n")
 		for i, s := range r.Steps {
-			fmt.Fprintf(&b, "   path %d: lock(%s); lock(%s);\n", i+1, short(s.Holds), short(s.WaitsFor))
+			fmt.Fprintf(&b, "   path %d: lock(%s); lock(%s);", i+1, short(s.Holds), short(s.WaitsFor))
+			if len(s.Stack) > 0 {
+				f := s.Stack[0]
+				fmt.Fprintf(&b, " at %s:%d", f.File, f.Line)
+			}
+			b.WriteString("\n")
 		}
 		b.WriteString("\n *** DEADLOCK if these paths run at the same time in different goroutines ***\n")
+		r.seenLine(&b)
 	case WaitTimeout:
 		header(&b, "locksmith: goroutine blocked on a lock for "+r.Waited.Round(time.Millisecond).String())
 		w := r.Steps[0]
@@ -149,8 +199,47 @@ func (r *Report) String() string {
 		for _, s := range r.Steps {
 			stack(&b, s)
 		}
+		r.seenLine(&b)
 	}
 	return b.String()
+}
+
+// lockedAt prints where s's goroutine acquired the lock it holds, when
+// that is known.
+func (r *Report) lockedAt(b *strings.Builder, s Step, indent string) {
+	switch {
+	case len(s.HoldsAt) > 0:
+		f := s.HoldsAt[0]
+		fmt.Fprintf(b, "%slocked at %s\n%s\t%s:%d\n", indent, f.Function, indent, f.File, f.Line)
+	case r.Mode == Order:
+		fmt.Fprintf(b, "%slocked at: not recorded (Order mode records an acquisition the first time its chain of held locks is seen)\n", indent)
+	}
+}
+
+// sitesNote says, once, why a report made in Cycles mode does not say
+// where each goroutine took the lock it holds.
+func (r *Report) sitesNote(b *strings.Builder) {
+	if r.Mode != Cycles {
+		return // Order mode says it for each lock; Off mode makes no reports
+	}
+	b.WriteString("(where each goroutine took the lock it holds is not recorded in " + r.Mode.String() +
+		" mode: run with LOCKSMITH_DETECT=order to record it")
+	for _, s := range r.Steps {
+		if s.Holds != nil && s.Holds.Name == "" {
+			b.WriteString(", or name the locks with detect.SetName")
+			break
+		}
+	}
+	b.WriteString(")\n")
+}
+
+// seenLine says how often the problem recurred, once it has.
+func (r *Report) seenLine(b *strings.Builder) {
+	n := r.Seen()
+	if n.Times < 2 {
+		return
+	}
+	fmt.Fprintf(b, "\n(seen %d times over %d lock instances in %d goroutines; reported once)\n", n.Times, n.Locks, n.Goroutines)
 }
 
 // holderOf returns the goroutine holding the lock s waits for: the next
@@ -220,3 +309,32 @@ func (e *DeadlockError) Error() string {
 
 // Unwrap returns ErrDeadlock.
 func (e *DeadlockError) Unwrap() error { return ErrDeadlock }
+
+// ErrLockOrder is matched (with errors.Is) by every *LockOrderError.
+var ErrLockOrder = errors.New("lock order inversion")
+
+// LockOrderError is the panic value of PanicReporter (the default reporter
+// in a test binary) for a LockOrder report: the acquisition that closed a
+// cycle in the lock-order graph, a deadlock that this run did not hit but
+// another interleaving can. The lock was taken. Report describes the
+// cycle; Error includes the whole report, so that the panic prints it.
+type LockOrderError struct {
+	Report *Report
+}
+
+func (e *LockOrderError) Error() string {
+	r := e.Report
+	var b strings.Builder
+	b.WriteString("detect: lock order inversion")
+	if n := len(r.Steps); n > 0 {
+		last := r.Steps[n-1]
+		fmt.Fprintf(&b, ": goroutine %d locked %s while holding %s, the reverse of an order seen before",
+			last.Goroutine, short(last.WaitsFor), short(last.Holds))
+	}
+	b.WriteString("\n\n")
+	b.WriteString(r.String())
+	return b.String()
+}
+
+// Unwrap returns ErrLockOrder.
+func (e *LockOrderError) Unwrap() error { return ErrLockOrder }

@@ -138,8 +138,8 @@ func TestReportStringUnnamed(t *testing.T) {
 		"the existing dependency chain is:\n",
 		"-> #0 ", "-> #1 ", "first seen in goroutine ", "now, in goroutine ",
 		" possible unsafe locking scenario:\n",
-		fmt.Sprintf("   path 1: lock(%p); lock(%p);\n", &a, &b),
-		fmt.Sprintf("   path 2: lock(%p); lock(%p);\n", &b, &a),
+		fmt.Sprintf("   path 1: lock(%p); lock(%p); at %s:%d\n", &a, &b, file, line-1),
+		fmt.Sprintf("   path 2: lock(%p); lock(%p); at ", &b, &a),
 		"*** DEADLOCK if these paths run at the same time in different goroutines ***",
 	} {
 		assert.Contains(t, s, want)
@@ -149,7 +149,10 @@ func TestReportStringUnnamed(t *testing.T) {
 // TestSetName: only locksmith locks can be named; a later name replaces
 // an earlier one.
 func TestSetName(t *testing.T) {
-	assert.Panics(t, func() { detect.SetName(new(sync.Mutex), "x") })
+	err, ok := catch(func() { detect.SetName(new(sync.Mutex), "x") }).(error)
+	require.True(t, ok, "SetName of a sync.Mutex: want an error panic")
+	assert.ErrorIs(t, err, detect.ErrNotLocksmithLock)
+	assert.EqualError(t, err, "detect: SetName(*sync.Mutex): not a locksmith lock")
 	rec := configure(t, detect.WithMode(detect.Order))
 	a, b := named("mutex", "first"), named("mutex", "b")
 	detect.SetName(a, "second")

@@ -4,18 +4,28 @@ package detect_test
 
 import (
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
-
-	"github.com/sasha-s/go-deadlock"
 
 	"github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/mutex"
 )
+
+// cpuTime returns the process's user plus system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func newSync() sync.Locker  { return new(sync.Mutex) }
+func newMutex() sync.Locker { return new(mutex.Mutex) }
 
 // Order mode at scale: what lock-order validation costs when many locks
 // are held at once, when the graph grows large, when lock instances are
@@ -186,6 +196,7 @@ func BenchmarkOrderTransfers(b *testing.B) {
 // of the runtime's time per lock) and records where it was first locked;
 // the locked-before case has each lock taken alone once beforehand, with
 // the timer stopped, so that it measures the nesting alone: the new edge.
+// bench/detectcost runs the same nesting against go-deadlock.
 func BenchmarkOrderFirstNesting(b *testing.B) {
 	type pair struct{ outer, inner sync.Locker }
 	cases := []struct {
@@ -209,11 +220,6 @@ func BenchmarkOrderFirstNesting(b *testing.B) {
 			p.inner.Unlock()
 			return p
 		}},
-		{"go-deadlock", func() func() {
-			_, teardown := goDeadlockDefault(0)
-			deadlock.Opts.LogBuf = io.Discard
-			return teardown
-		}, func() pair { return pair{new(deadlock.Mutex), new(deadlock.Mutex)} }},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

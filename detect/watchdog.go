@@ -76,9 +76,16 @@ func scan(g uint64) {
 	// Reports go out after the next scan is scheduled, so that a reporter
 	// that panics or exits its goroutine (t.FailNow) cannot stop the
 	// watchdog.
-	reports := make([]*Report, len(overdue))
-	for i, wi := range overdue {
-		reports[i] = waitReport(wi, time.Duration(now-wi.Since))
+	reports := make([]*Report, 0, len(overdue))
+	for _, wi := range overdue {
+		r := waitReport(wi, time.Duration(now-wi.Since))
+		gs := []int64{wi.G}
+		if len(r.Steps) > 1 {
+			gs = append(gs, r.Steps[1].Goroutine)
+		}
+		if note(r, []uint64{r.Steps[0].WaitsFor.ID}, gs) {
+			reports = append(reports, r)
+		}
 	}
 	deliverOverdue(reports)
 }
@@ -120,7 +127,7 @@ func waitReport(wi core.WaitInfo, waited time.Duration) *Report {
 		want[holder] = true
 	}
 	stacks := goroutineStacks(want)
-	r := &Report{Kind: WaitTimeout, Waited: waited}
+	r := &Report{Kind: WaitTimeout, Mode: CurrentMode(), Waited: waited}
 	r.Steps = append(r.Steps, Step{Goroutine: wi.G, WaitsFor: info, Stack: stacks[wi.G]})
 	if holder != 0 {
 		r.Steps = append(r.Steps, Step{Goroutine: holder, Holds: info, Stack: stacks[holder]})

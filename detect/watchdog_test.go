@@ -174,7 +174,11 @@ func TestWaitTimeoutReporterExits(t *testing.T) {
 		var mu mutex.Mutex
 		mu.Lock()
 		w := spawn(func() {
-			mu.Lock()
+			if i == 0 {
+				mu.Lock()
+			} else {
+				mu.Lock() // another call site, so another problem: reported too
+			}
 			mu.Unlock()
 		})
 		rec.waitN(t, detect.WaitTimeout, i+1)

@@ -3,41 +3,53 @@ package monitor_test
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/locksmith-go/locksmith/monitor"
 )
 
-// An account whose methods lock its Monitor and call each other: the
-// owner re-enters instead of deadlocking.
-type account struct {
-	mu      monitor.Monitor
-	balance int // guarded by mu
+// An Account's methods lock its Monitor, as Java's synchronized methods
+// do, and call each other: the owner re-enters instead of deadlocking.
+type Account struct {
+	mon     monitor.Monitor
+	balance int // guarded by mon
 }
 
-func (a *account) Deposit(n int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+func (a *Account) Balance() int {
+	a.mon.Lock() // synchronized
+	defer a.mon.Unlock()
+	return a.balance
+}
+
+func (a *Account) Deposit(n int) {
+	a.mon.Lock()
+	defer a.mon.Unlock()
 	a.balance += n
+	a.mon.NotifyAll() // wake withdrawals waiting for funds
 }
 
-func (a *account) DepositTwice(n int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.Deposit(n) // re-enters a.mu
-	a.Deposit(n)
-}
-
-func ExampleMonitor() {
-	var a account
-	var wg sync.WaitGroup
-	for range 5 {
-		wg.Go(func() { a.DepositTwice(10) })
+// Withdraw waits until the balance covers n.
+func (a *Account) Withdraw(n int) {
+	a.mon.Lock()
+	defer a.mon.Unlock()
+	for a.Balance() < n { // Balance re-enters a.mon: hold count 2
+		a.mon.Wait() // releases every hold, restores the count
 	}
-	wg.Wait()
-	fmt.Println(a.balance)
-	// Output: 100
+	a.balance -= n
+}
+
+// Each transfer holds one account's monitor at a time, so two transfers in
+// opposite directions cannot deadlock.
+func ExampleMonitor() {
+	var alice, bob Account
+	alice.Deposit(100)
+	done := make(chan bool)
+	go func() { bob.Withdraw(50); alice.Deposit(50); done <- true }() // waits for bob's funds
+	alice.Withdraw(70)
+	bob.Deposit(70)
+	<-done
+	fmt.Println(alice.Balance(), bob.Balance())
+	// Output: 80 20
 }
 
 func ExampleMonitor_HoldCount() {
@@ -137,4 +149,20 @@ func ExampleMonitor_Notify() {
 	}()
 	m.Notify()
 	// Output: true
+}
+
+// LockTimeout is Java's tryLock(timeout) and C#'s Monitor.TryEnter(obj,
+// timeout); for the owner it re-enters at once.
+func ExampleMonitor_LockTimeout() {
+	var m monitor.Monitor
+	m.Lock()
+	fmt.Println(m.LockTimeout(time.Second), m.HoldCount())
+	got := make(chan bool)
+	go func() { got <- m.LockTimeout(10 * time.Millisecond) }()
+	fmt.Println(<-got)
+	m.Unlock()
+	m.Unlock()
+	// Output:
+	// true 2
+	// false
 }

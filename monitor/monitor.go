@@ -166,6 +166,39 @@ func (m *Monitor) LockContext(ctx context.Context) error {
 	return nil
 }
 
+// LockTimeout locks m, waiting at most d for it, and reports whether it
+// did: Java's tryLock(timeout) and C#'s Monitor.TryEnter(obj, timeout).
+// For the owner it adds one hold and returns true at once, whatever d.
+// Otherwise, on false m is not held by the caller. If d <= 0, LockTimeout
+// does not wait: it is TryLock.
+//
+// With deadlock detection on, LockTimeout returns false at once, without
+// taking m, if waiting would close a deadlock cycle; the detector reports
+// the cycle as it does for Lock (detect.WithReporter), and the caller
+// backs off as it would after a timeout.
+//
+// The uncontended call allocates nothing; a call that has to park makes
+// one timer.
+func (m *Monitor) LockTimeout(d time.Duration) bool {
+	g := gid.Get()
+	if m.l.Owner() == g {
+		m.reenter()
+		return true
+	}
+	if !m.l.FastAcquire(g) && !m.lockTimeoutSlow(g, d) {
+		return false
+	}
+	m.acquired(g, d <= 0) // a wait of zero cannot block: no order edge
+	return true
+}
+
+func (m *Monitor) lockTimeoutSlow(g int64, d time.Duration) bool {
+	if d <= 0 {
+		return m.l.TryAcquire(g)
+	}
+	return m.l.AcquireDeadline(g, nil, time.Now().Add(d), core.KindMonitor) == nil
+}
+
 // Unlock takes one hold away and releases m when none are left.
 //
 // It is a run-time error, reported by a panic matching ErrNotOwner, if the

@@ -727,7 +727,9 @@ func hammer(t *testing.T, procs, goroutines, iters int, lock func(m *monitor.Mon
 	)
 	start := make(chan struct{})
 	for g := range goroutines {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			// A panic from lock (it holds nothing then) fails the test
 			// instead of killing the test binary; the other goroutines
 			// finish their rounds.
@@ -752,7 +754,7 @@ func hammer(t *testing.T, procs, goroutines, iters int, lock func(m *monitor.Mon
 				m.Unlock()
 				m.Unlock()
 			}
-		})
+		}()
 	}
 	close(start)
 	done := make(chan struct{})

@@ -1,3 +1,8 @@
+//go:build go1.25
+
+// testing/synctest.Test is Go 1.25; the module supports Go 1.24, whose
+// toolchain skips this file.
+
 package monitor_test
 
 import (

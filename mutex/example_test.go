@@ -17,11 +17,13 @@ func ExampleMutex() {
 		wg    sync.WaitGroup
 	)
 	for range 10 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			mu.Lock()
 			defer mu.Unlock()
 			count++
-		})
+		}()
 	}
 	wg.Wait()
 	fmt.Println(count)
@@ -90,4 +92,25 @@ func ExampleMutex_LockContext() {
 	}()
 	fmt.Println(<-done)
 	// Output: context deadline exceeded
+}
+
+// LockTimeout gives up after a time limit, as Java's tryLock(timeout) and
+// C#'s Monitor.TryEnter(obj, timeout) do; the holder locking again panics.
+func ExampleMutex_LockTimeout() {
+	var mu mutex.Mutex // the zero value is an unlocked mutex
+
+	mu.Lock()
+	got := make(chan bool)
+	go func() { got <- mu.LockTimeout(10 * time.Millisecond) }()
+	fmt.Println("another goroutine got it:", <-got)
+
+	defer func() {
+		err := recover().(error)
+		fmt.Println("recursive locking:", errors.Is(err, mutex.ErrRecursiveLock))
+		mu.Unlock() // still held by this goroutine: the misuse changed nothing
+	}()
+	mu.Lock() // the holder locking again panics at once instead of hanging
+	// Output:
+	// another goroutine got it: false
+	// recursive locking: true
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	// detect installs the deadlock detector that Lock consults before
 	// parking (Cycles mode is the default); the import makes sure it is
@@ -36,7 +37,7 @@ var ErrNilContext = core.ErrNilContext
 //
 // In the terminology of the Go memory model, the n'th call to Unlock
 // “synchronizes before” the m'th call to Lock for any n < m. A successful
-// call to TryLock or LockContext is equivalent to a call to Lock.
+// call to TryLock, LockTimeout or LockContext is equivalent to a call to Lock.
 //
 // A locked Mutex is associated with the goroutine that locked it. Lock from
 // that goroutine panics with ErrRecursiveLock; Unlock from any other
@@ -137,6 +138,40 @@ func (m *Mutex) LockContext(ctx context.Context) error {
 		m.orderAcquired(g, false)
 	}
 	return nil
+}
+
+// LockTimeout locks m, waiting at most d for it, and reports whether it
+// did: Java's tryLock(timeout) and C#'s Monitor.TryEnter(obj, timeout).
+// On false, m is not held by the caller. If d <= 0, LockTimeout does not
+// wait: it is TryLock, except that the holder's call panics as below.
+//
+// With deadlock detection on, LockTimeout returns false at once, without
+// taking m, if waiting would close a deadlock cycle; the detector reports
+// the cycle as it does for Lock (detect.WithReporter), and the caller
+// backs off as it would after a timeout. Like Lock, it panics with an
+// error matching ErrRecursiveLock if the caller already holds m.
+//
+// The uncontended call allocates nothing; a call that has to park makes
+// one timer.
+func (m *Mutex) LockTimeout(d time.Duration) bool {
+	g := gid.Get()
+	if !m.l.FastAcquire(g) && !m.lockTimeoutSlow(g, d) {
+		return false
+	}
+	if core.OrderOn() {
+		m.orderAcquired(g, d <= 0) // a wait of zero cannot block: no order edge
+	}
+	return true
+}
+
+func (m *Mutex) lockTimeoutSlow(g int64, d time.Duration) bool {
+	if m.l.Owner() == g {
+		panic(recursive(g)) // a broken contract, however short the wait
+	}
+	if d <= 0 {
+		return m.l.TryAcquire(g)
+	}
+	return m.l.AcquireDeadline(g, nil, time.Now().Add(d), core.KindMutex) == nil
 }
 
 // Unlock unlocks m.

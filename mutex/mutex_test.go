@@ -442,7 +442,9 @@ func hammer(t *testing.T, procs, goroutines, iters int, lock func(m *mutex.Mutex
 	)
 	start := make(chan struct{})
 	for g := range goroutines {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			// A panic from lock (it holds nothing then) fails the test
 			// instead of killing the test binary; the other goroutines
 			// finish their rounds.
@@ -462,7 +464,7 @@ func hammer(t *testing.T, procs, goroutines, iters int, lock func(m *mutex.Mutex
 				inside = false
 				m.Unlock()
 			}
-		})
+		}()
 	}
 	close(start)
 	done := make(chan struct{})

@@ -145,16 +145,20 @@ func run(out io.Writer) error {
 	var mu sync.Mutex
 	sum, taken := 0, 0
 	for p := range producers {
-		prod.Go(func() {
+		prod.Add(1)
+		go func() {
+			defer prod.Done()
 			for i := range perProd {
 				if err := b.Put(ctx, p*perProd+i+1); err != nil {
 					panic(err) // ctx ends only after every Put
 				}
 			}
-		})
+		}()
 	}
 	for range consumers {
-		cons.Go(func() {
+		cons.Add(1)
+		go func() {
+			defer cons.Done()
 			for {
 				v, err := b.Take(ctx)
 				if err != nil {
@@ -165,7 +169,7 @@ func run(out io.Writer) error {
 				taken++
 				mu.Unlock()
 			}
-		})
+		}()
 	}
 	prod.Wait()
 	if err := eventually(func() bool { return b.Len() == 0 }); err != nil { // the consumers drain the rest

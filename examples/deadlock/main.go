@@ -120,8 +120,16 @@ func cyclesDemo(out io.Writer) (deadlocks int, err error) {
 	var wg sync.WaitGroup
 	var retries [2]int
 	var errs [2]error
-	wg.Go(func() { retries[0], errs[0] = transferWithRetry(context.Background(), a, b, 30, barrier) })
-	wg.Go(func() { retries[1], errs[1] = transferWithRetry(context.Background(), b, a, 10, barrier) })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		retries[0], errs[0] = transferWithRetry(context.Background(), a, b, 30, barrier)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		retries[1], errs[1] = transferWithRetry(context.Background(), b, a, 10, barrier)
+	}()
 	wg.Wait()
 	if err := errors.Join(errs[0], errs[1]); err != nil {
 		return 0, err

@@ -185,10 +185,12 @@ func run(out io.Writer) error {
 	results := make(chan picked, len(orders))
 	var wg sync.WaitGroup
 	for _, o := range orders {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			o.err = w.Take(context.Background(), o.item, o.n)
 			results <- o
-		})
+		}()
 	}
 	if err := waitUntil(func() bool { return w.Waiting() == len(orders) }); err != nil {
 		return err

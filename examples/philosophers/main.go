@@ -127,7 +127,9 @@ func naiveTogether(out io.Writer) (deadlocks int, reports []*detect.Report, err 
 	var mu sync.Mutex
 	var errs []error
 	for p := range philosophers {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			holding := barrier
 			for {
 				err := t.eat(p, false, holding)
@@ -151,7 +153,7 @@ func naiveTogether(out io.Writer) (deadlocks int, reports []*detect.Report, err 
 				t.forks[second].Lock()
 				t.forks[second].Unlock()
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -179,7 +181,9 @@ func fixedTogether(out io.Writer, meals int) ([]*detect.Report, error) {
 	var mu sync.Mutex
 	var errs []error
 	for p := range philosophers {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range meals {
 				if err := t.eat(p, true, func() {}); err != nil {
 					mu.Lock()
@@ -188,7 +192,7 @@ func fixedTogether(out io.Writer, meals int) ([]*detect.Report, error) {
 					return
 				}
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

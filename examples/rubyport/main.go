@@ -159,7 +159,11 @@ func run(out io.Writer) error {
 	got := make(chan string, 3)
 	var wg sync.WaitGroup
 	for range 3 {
-		wg.Go(func() { got <- q.Pop() })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got <- q.Pop()
+		}()
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for q.ready.Waiters() != 3 { // only so that the output is the same on every run

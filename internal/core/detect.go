@@ -17,20 +17,60 @@ const (
 	ModeOrder
 )
 
+// modeRecheck, or'ed into the mode word, sends lock operations to the
+// outlined Order-mode hooks even in Off and Cycles modes, until the
+// recheck function installed with SetRecheck says it is done. Values at or
+// above ModeOrder are exactly "Order, or a recheck pending", so the fast
+// paths still test the word with one comparison.
+const modeRecheck int32 = 4
+
+// mode is the mode word: a Mode value, plus modeRecheck.
 var mode atomic.Int32
 
 func init() { mode.Store(ModeCycles) }
 
 // Mode returns the detection mode in force.
-func Mode() int32 { return mode.Load() }
+func Mode() int32 { return mode.Load() &^ modeRecheck }
 
-// SetMode sets the detection mode (package detect calls it).
-func SetMode(m int32) { mode.Store(m) }
+// SetMode sets the detection mode (package detect calls it), keeping a
+// pending recheck.
+func SetMode(m int32) {
+	for {
+		old := mode.Load()
+		if mode.CompareAndSwap(old, m|old&modeRecheck) {
+			return
+		}
+	}
+}
 
-// OrderOn reports whether lock-order bookkeeping is on. The lock fast paths
-// call it on every acquisition and release: one load of a word that is
-// only written when the configuration changes.
-func OrderOn() bool { return mode.Load() == ModeOrder }
+// OrderOn reports whether the lock must call Acquired and Released: in
+// Order mode, or while a recheck is pending. The lock fast
+// paths call it on every acquisition and release: one load of a word that
+// is only written when the configuration changes.
+func OrderOn() bool { return mode.Load() >= ModeOrder }
+
+// recheck is set by SetRecheck during initialisation and read afterwards.
+var recheck func(g int64) (done bool)
+
+// SetRecheck makes the lock operations of every goroutine call f (with
+// the goroutine's ID) until f returns true. Package detect uses it in a
+// test binary to read its environment variables again once go test's
+// log of the variables a test consults has started. It must be called
+// during package initialisation.
+func SetRecheck(f func(g int64) (done bool)) {
+	recheck = f
+	mode.Or(modeRecheck)
+}
+
+// settle runs the pending recheck for g and reports whether Order mode is
+// on. It is reached only from the outlined hooks, while mode has
+// modeRecheck set.
+func settle(g int64) (order bool) {
+	if recheck(g) {
+		mode.And(^modeRecheck)
+	}
+	return Mode() == ModeOrder
+}
 
 // Engine is what package detect installs: report building and the
 // lock-order graph. Methods are called without any core lock held.
@@ -66,7 +106,12 @@ func SetEngine(e Engine) { engine = e }
 // waking a waiter if there is one. So a Lock, TryLock or LockContext that
 // panics never leaves its caller holding the lock, whichever path the
 // panic came from.
+//
+// While a recheck is pending, Acquired and Released run it first, and forward only in Order mode.
 func Acquired(l *Lock, k *Kind, g int64, try bool) {
+	if mode.Load()&modeRecheck != 0 && !settle(g) {
+		return
+	}
 	done := false
 	defer func() {
 		if !done {
@@ -79,7 +124,12 @@ func Acquired(l *Lock, k *Kind, g int64, try bool) {
 }
 
 // Released forwards Order-mode bookkeeping to the engine.
-func Released(l *Lock, g int64) { engine.Released(l, g) }
+func Released(l *Lock, g int64) {
+	if mode.Load()&modeRecheck != 0 && !settle(g) {
+		return
+	}
+	engine.Released(l, g)
+}
 
 // Meta is a lock's identity for detection. It is created the first time
 // detection needs it, and holds no pointer to the lock, so the lock can be
@@ -88,10 +138,13 @@ type Meta struct {
 	ID   uint64
 	Kind *Kind
 	Addr uintptr
-	lock weak.Pointer[Lock]
-	name atomic.Pointer[string]
-	site atomic.Pointer[[]uintptr]
-	lost lostHolds // holds that Cond waits could not retake (see LoseHolds)
+	// Flags holds bits kept by package detect in Order mode.
+	Flags    atomic.Uint32
+	lock     weak.Pointer[Lock]
+	name     atomic.Pointer[string]
+	site     atomic.Pointer[[]uintptr] // first acquisition seen in Order mode
+	waitSite atomic.Pointer[[]uintptr] // first Lock that had to wait (Cycles and Order modes)
+	lost     lostHolds                 // holds that Cond waits could not retake (see LoseHolds)
 }
 
 // Lock returns the lock m describes, or nil if it has been collected.
@@ -183,6 +236,16 @@ func (m *Meta) HasSite() bool { return m.site.Load() != nil }
 // SetSiteOnce records the first-lock stack; later calls do nothing. The
 // caller must not change *pcs afterwards.
 func (m *Meta) SetSiteOnce(pcs *[]uintptr) { m.site.CompareAndSwap(nil, pcs) }
+
+// WaitSitePCs returns the stack of the first Lock that had to wait for
+// the lock, or nil. In Cycles mode, which records nothing on the fast
+// path, it is the only site known.
+func (m *Meta) WaitSitePCs() []uintptr {
+	if p := m.waitSite.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // --- The registry of blocked goroutines -------------------------------
 

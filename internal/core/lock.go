@@ -220,6 +220,19 @@ func (l *Lock) handOff() {
 // deadlock cycle) it returns the error and g does not hold the lock.
 // The caller has already tried the fast path and checked for re-entry.
 func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
+	return l.AcquireDeadline(g, ctx, time.Time{}, k)
+}
+
+// AcquireDeadline is Acquire that also gives up at deadline, unless it is
+// the zero Time, returning context.DeadlineExceeded. The timer is made
+// only when the goroutine is about to park, after spinning, and at most
+// once per call: a lock taken by spinning costs no timer.
+//
+// Rejected alternative: the caller wrapping a context.WithDeadline and
+// calling Acquire. That allocates a context, its done channel and a timer
+// before spinning, so every contended call pays for them, also the many
+// that spinning serves.
+func (l *Lock) AcquireDeadline(g int64, ctx context.Context, deadline time.Time, k *Kind) error {
 	if spin(l, g) {
 		return nil
 	}
@@ -228,6 +241,8 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 	if ctx != nil {
 		done = ctx.Done()
 	}
+	var timer *time.Timer // made at the first park of a wait with a deadline
+	var expired <-chan time.Time
 	// A registered waiter is visible to other goroutines' cycle walks. It
 	// unregisters before it abandons the wait, so that no walk sees it
 	// waiting once it has decided to return: a cycle through it would no
@@ -239,11 +254,17 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 		if registered {
 			unregister(w)
 		}
+		if timer != nil {
+			timer.Stop()
+		}
 		return nil
 	}
 	leave := func(err error) error {
 		if registered {
 			unregister(w)
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 		l.abandon(w)
 		return err
@@ -279,10 +300,10 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 				// taken (that would cost the fast path); the first Lock
 				// that has to wait for it is recorded instead, so that
 				// reports can say where an unnamed lock is used.
-				if m := l.Meta(k); !m.HasSite() {
+				if m := l.Meta(k); m.waitSite.Load() == nil {
 					pcs := make([]uintptr, 32)
 					pcs = pcs[:runtime.Callers(3, pcs)]
-					m.SetSiteOnce(&pcs)
+					m.waitSite.CompareAndSwap(nil, &pcs)
 				}
 				if engine != nil {
 					engine.Parked()
@@ -298,6 +319,14 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 				return deadlock(cycle)
 			}
 		}
+		if !deadline.IsZero() && timer == nil {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return leave(context.DeadlineExceeded)
+			}
+			timer = time.NewTimer(left)
+			expired = timer.C
+		}
 		select {
 		case <-w.ch:
 			if w.handoff {
@@ -312,6 +341,8 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 			}
 		case <-done:
 			return leave(ctx.Err())
+		case <-expired:
+			return leave(context.DeadlineExceeded)
 		}
 	}
 }

@@ -57,7 +57,11 @@ func locate(id func() int64) uintptr {
 	here := scan(id)
 	var there []uintptr
 	var wg sync.WaitGroup
-	wg.Go(func() { there = scan(id) })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		there = scan(id)
+	}()
 	wg.Wait()
 	for _, off := range here {
 		if slices.Contains(there, off) {

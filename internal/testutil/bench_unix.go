@@ -56,7 +56,9 @@ func BenchContended(b *testing.B, goroutines int, cases []LockCase) {
 				if g < b.N%goroutines {
 					n++
 				}
-				wg.Go(func() {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
 					// A panic in Lock fails the benchmark without
 					// killing the binary; this goroutine stops early.
 					defer func() {
@@ -70,7 +72,7 @@ func BenchContended(b *testing.B, goroutines int, cases []LockCase) {
 						shared = Work(shared)
 						l.Unlock()
 					}
-				})
+				}()
 			}
 			b.ResetTimer()
 			cpu0, t0 := CPUTime(), time.Now()

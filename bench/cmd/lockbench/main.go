@@ -1,6 +1,6 @@
 // Command lockbench measures what locksmith's locks cost beside
 // sync.Mutex, go-deadlock and reference spin and channel locks, and prints
-// the tables the README shows.
+// the tables of BENCHMARKS.md.
 //
 // With no flags it runs the headline in well under a minute on two cores:
 //
@@ -24,9 +24,8 @@
 // them. -latency adds a percentile table of lock-acquire latency
 // (HdrHistogram); -workload pool runs Jetty's connection-pool workload and
 // -workload batch the batch-queue workload instead; -format picks text,
-// markdown, json or csv; -plot FILE.svg draws throughput and CPU per
-// operation against goroutines. Results go to stdout, progress and
-// diagnostics to stderr. Bad flags exit with status 2.
+// markdown, json or csv (lockplot charts the json). Results go to stdout,
+// progress and diagnostics to stderr. Bad flags exit with status 2.
 //
 // Run `lockbench -h` for every flag.
 package main

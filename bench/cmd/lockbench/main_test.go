@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,8 +46,6 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-workload", "stress"}, "must be one of headline, pool, batch, all"},
 		{[]string{"-locks", "nosuch"}, `no lock matches "nosuch"`},
 		{[]string{"-locks", "["}, "bad lock pattern"},
-		{[]string{"-plot", "chart.png"}, "name a .svg file"},
-		{[]string{"-plot", "c.svg", "-workload", "batch"}, "does not run"},
 		{[]string{"-latency", "-workload", "pool"}, "does not apply to -workload pool"},
 		{[]string{"-work", "-1ns"}, "must not be negative"},
 		{[]string{"-soak", "-1s"}, "-soak must not be negative"},
@@ -73,7 +69,7 @@ func TestHelp(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	assert.Empty(t, stdout)
 	for _, want := range []string{"usage: lockbench", "-pairs", "-goroutines", "-locks", "-rounds", "-warmup", "-latency",
-		"-workload", "-format", "-plot", "mutex.Mutex/detect=order"} {
+		"-workload", "-format", "mutex.Mutex/detect=order"} {
 		assert.Contains(t, stderr, want)
 	}
 }
@@ -198,26 +194,6 @@ func TestWorkloads(t *testing.T) {
 		"-rounds", "1", "-warmup", "0", "-locks", "monitor.Monitor/detect=off")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, stdout, "batchqueue/monitor.Monitor/detect=off")
-}
-
-func TestPlot(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "chart.svg")
-	code, _, stderr := runArgs(t, append([]string{"-plot", file}, tiny...)...)
-	require.Equal(t, exitOK, code, stderr)
-	assert.Contains(t, stderr, "wrote "+file)
-	b, err := os.ReadFile(file)
-	require.NoError(t, err)
-	svg := string(b)
-	assert.Contains(t, svg, "<svg")
-	assert.Contains(t, svg, "goroutines")
-	assert.Contains(t, svg, "spin.TTAS", "the legend names the locks")
-}
-
-func TestPlotUnwritable(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "no", "such", "dir", "chart.svg")
-	code, _, stderr := runArgs(t, append([]string{"-plot", file, "-quiet"}, tiny...)...)
-	assert.Equal(t, exitError, code)
-	assert.Contains(t, stderr, "lockbench: -plot:")
 }
 
 func TestStatOf(t *testing.T) {

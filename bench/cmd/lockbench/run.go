@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +34,6 @@ type config struct {
 	latency    bool
 	workload   string
 	format     string
-	plot       string
 	inside     time.Duration
 	outside    time.Duration
 	quiet      bool
@@ -70,15 +68,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := write(stdout, cfg.format, rep); err != nil {
 		fmt.Fprintf(stderr, "lockbench: writing results: %v\n", err)
 		return exitError
-	}
-	if cfg.plot != "" {
-		if err := plotFile(cfg.plot, rep); err != nil {
-			fmt.Fprintf(stderr, "lockbench: -plot: %v\n", err)
-			return exitError
-		}
-		if !cfg.quiet {
-			fmt.Fprintf(stderr, "lockbench: wrote %s\n", cfg.plot)
-		}
 	}
 	return exitOK
 }
@@ -117,7 +106,6 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.Var(choice{&cfg.workload, workloads}, "workload", "`workload` to run: "+strings.Join(workloads, ", ")+
 		"; pool is Jetty's connection-pool workload, batch the batch-queue workload")
 	fs.Var(choice{&cfg.format, formats}, "format", "output `format`: "+strings.Join(formats, ", "))
-	fs.StringVar(&cfg.plot, "plot", "", "write a chart of throughput and CPU per op against goroutines to `FILE.svg`")
 	fs.DurationVar(&cfg.inside, "work", bench.DefaultInside, "work inside each contended critical section")
 	fs.DurationVar(&cfg.outside, "outside", bench.DefaultOutside, "work between a goroutine's critical sections")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "no progress on stderr")
@@ -163,14 +151,6 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.latency && (cfg.workload == "pool" || cfg.workload == "batch") {
 		return fail("-latency measures the headline's contended locks; it does not apply to -workload %s", cfg.workload)
-	}
-	if cfg.plot != "" {
-		if !strings.EqualFold(filepath.Ext(cfg.plot), ".svg") {
-			return fail("-plot %q: the chart is SVG; name a .svg file", cfg.plot)
-		}
-		if cfg.workload == "pool" || cfg.workload == "batch" {
-			return fail("-plot charts the contended table, which -workload %s does not run", cfg.workload)
-		}
 	}
 	return cfg, nil
 }

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/locksmith-go/locksmith/examples/batchqueue"
+	"github.com/locksmith-go/locksmith/bench/batchqueue"
 )
 
 func ExampleQueue() {

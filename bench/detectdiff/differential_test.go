@@ -1,4 +1,4 @@
-package detect_test
+package detectdiff_test
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ import (
 // The differential test runs every scenario of go-deadlock v0.3.9's own
 // test suite (deadlock_test.go, trylock_test.go, gc_go124_test.go and the
 // non-synctest case of synctest_comparison_test.go), ported to our types,
-// against both go-deadlock and locksmith, plus the cases the issue lists
+// against both go-deadlock and locksmith, plus the cases
 // that go-deadlock misses. What go-deadlock catches in a scenario that is
 // a real or potential deadlock in our port, we must catch too; where its
 // report is a false positive in our port, we must not report.
@@ -118,7 +118,7 @@ func (h *gdHarness) count() int { return int(h.hits.Load()) }
 // our side.
 type differential struct {
 	name   string
-	origin string // the go-deadlock test it ports, or "issue 3"
+	origin string // the go-deadlock test it ports, or "beyond its suite"
 	// real: the scenario is a real or potential deadlock in our port, so
 	// whatever go-deadlock catches we must catch. Otherwise, what
 	// go-deadlock reports is a false positive for our types.
@@ -232,29 +232,29 @@ var differentials = []differential{
 		theirs: gdOrderMapGC, ours: lsOrderMapGC, wantTheirs: 0, wantOurs: 0,
 	},
 	{
-		name: "TwoGoroutineDeadlock", origin: "issue 3: a real deadlock, no timeout", real: true,
+		name: "TwoGoroutineDeadlock", origin: "beyond its suite: a real deadlock, no timeout", real: true,
 		theirs: gdCycle(2), ours: lsCycle(2), wantTheirs: 1, wantOurs: 1,
 	},
 	{
-		name: "ThreeGoroutineDeadlock", origin: "issue 3: A->B->C->A, a real deadlock", real: true,
+		name: "ThreeGoroutineDeadlock", origin: "beyond its suite: A->B->C->A, a real deadlock", real: true,
 		theirs: gdCycle(3), ours: lsCycle(3), wantTheirs: 0, wantOurs: 1,
 	},
 	{
-		name: "ThreeLockOrderCycle", origin: "issue 3: A->B->C->A, potential", real: true,
+		name: "ThreeLockOrderCycle", origin: "beyond its suite: A->B->C->A, potential", real: true,
 		theirs: gdThreeLockOrder, ours: lsThreeLockOrder, wantTheirs: 0, wantOurs: 1,
 	},
 	{
-		name: "FailedTryLockHidesHolder", origin: "issue 3: failed TryLock erases the holder", real: true,
+		name: "FailedTryLockHidesHolder", origin: "beyond its suite: failed TryLock erases the holder", real: true,
 		theirs: gdHiddenHolderOrder, ours: lsHiddenHolderOrder, wantTheirs: 0, wantOurs: 1,
 	},
 	{
-		name: "FailedTryLockHidesHolderWait", origin: "issue 3: ... so a long wait is never reported", real: true,
+		name: "FailedTryLockHidesHolderWait", origin: "beyond its suite: ... so a long wait is never reported", real: true,
 		theirs: gdHiddenHolderWait, ours: lsHiddenHolderWait, wantTheirs: 0, wantOurs: 1,
 	},
 	{
 		// Recursive read locking is allowed by sync.RWMutex (while no
 		// writer waits) and re-entry by a Monitor: go-deadlock reports it.
-		name: "Reentry", origin: "issue 3: re-entry reported as a deadlock",
+		name: "Reentry", origin: "beyond its suite: re-entry reported as a deadlock",
 		theirs: gdReentry, ours: lsReentry, wantTheirs: 1, wantOurs: 0,
 	},
 }
@@ -268,7 +268,9 @@ func gdNoDeadlocks(t *testing.T) int {
 	var c deadlock.RWMutex
 	var wg sync.WaitGroup
 	for range 10 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 5 {
 				a.Lock()
 				b.Lock()
@@ -278,8 +280,10 @@ func gdNoDeadlocks(t *testing.T) int {
 				b.Unlock()
 				a.Unlock()
 			}
-		})
-		wg.Go(func() {
+		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 5 {
 				a.RLock()
 				b.Lock()
@@ -289,7 +293,7 @@ func gdNoDeadlocks(t *testing.T) int {
 				b.Unlock()
 				a.RUnlock()
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	return h.count()
@@ -302,7 +306,9 @@ func gdTryLockNoDeadlocks(t *testing.T) int {
 	var c deadlock.RWMutex
 	var wg sync.WaitGroup
 	for range 10 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 5 {
 				if a.TryLock() {
 					if b.TryLock() {
@@ -315,8 +321,10 @@ func gdTryLockNoDeadlocks(t *testing.T) int {
 					a.Unlock()
 				}
 			}
-		})
-		wg.Go(func() {
+		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 5 {
 				if a.TryRLock() {
 					if b.TryLock() {
@@ -329,7 +337,7 @@ func gdTryLockNoDeadlocks(t *testing.T) int {
 					a.RUnlock()
 				}
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	return h.count()
@@ -385,7 +393,9 @@ func gdConcurrentLockOrder(t *testing.T) int {
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 20 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			<-start
 			for range 10 {
 				b.Lock()
@@ -393,7 +403,7 @@ func gdConcurrentLockOrder(t *testing.T) int {
 				a.Unlock()
 				b.Unlock()
 			}
-		})
+		}()
 	}
 	close(start)
 	wg.Wait()
@@ -498,23 +508,27 @@ func gdManyReaders(t *testing.T) int {
 	var mu deadlock.RWMutex
 	var wg sync.WaitGroup
 	for range 100 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 50 {
 				mu.RLock()
 				runtime.Gosched()
 				mu.RUnlock()
 			}
-		})
+		}()
 	}
 	for range 3 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 10 {
 				mu.Lock()
 				runtime.Gosched()
 				mu.Unlock()
 				runtime.Gosched()
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	return h.count()
@@ -588,24 +602,6 @@ func gdMutexTryLock(t *testing.T) int {
 type gdHeavy struct {
 	deadlock.Mutex
 	data [1 << 20]byte
-}
-
-// retainedMiB returns how much more heap is in use, after collection, than
-// before.
-func retainedMiB(before runtime.MemStats) float64 {
-	runtime.GC()
-	runtime.GC()
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	return (float64(after.HeapInuse) - float64(before.HeapInuse)) / (1 << 20)
-}
-
-func baseline() runtime.MemStats {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms
 }
 
 func gdOrderMapGC(t *testing.T) int {
@@ -762,7 +758,9 @@ func lsNoDeadlocks(t *testing.T) int {
 	var wg sync.WaitGroup
 	for range 10 {
 		for range 2 {
-			wg.Go(func() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
 				for range 5 {
 					a.Lock()
 					b.Lock()
@@ -772,7 +770,7 @@ func lsNoDeadlocks(t *testing.T) int {
 					b.Unlock()
 					a.Unlock()
 				}
-			})
+			}()
 		}
 	}
 	wg.Wait()
@@ -785,7 +783,9 @@ func lsTryLockNoDeadlocks(t *testing.T) int {
 	var b, c mutex.Mutex
 	var wg sync.WaitGroup
 	for range 20 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 5 {
 				if a.TryLock() {
 					if b.TryLock() {
@@ -798,7 +798,7 @@ func lsTryLockNoDeadlocks(t *testing.T) int {
 					a.Unlock()
 				}
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	return len(rec.all())
@@ -835,12 +835,14 @@ func lsConcurrentLockOrder(t *testing.T) int {
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 20 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			<-start
 			for range 10 {
 				lockPair(b, a)
 			}
-		})
+		}()
 	}
 	close(start)
 	wg.Wait()
@@ -962,23 +964,27 @@ func lsManyReaders(t *testing.T) int {
 	var mu monitor.Monitor
 	var wg sync.WaitGroup
 	for range 100 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 50 {
 				mu.Lock()
 				runtime.Gosched()
 				mu.Unlock()
 			}
-		})
+		}()
 	}
 	for range 3 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 10 {
 				mu.Lock()
 				runtime.Gosched()
 				mu.Unlock()
 				runtime.Gosched()
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	return len(rec.all())

@@ -1,3 +1,8 @@
+//go:build go1.25
+
+// testing/synctest.Test is Go 1.25; the module supports Go 1.24, whose
+// toolchain skips this file.
+
 package connpool_test
 
 import (
@@ -15,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/locksmith-go/locksmith/examples/connpool"
+	"github.com/locksmith-go/locksmith/bench/connpool"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )

@@ -1,3 +1,8 @@
+//go:build go1.25
+
+// testing/synctest.Test is Go 1.25; the module supports Go 1.24, whose
+// toolchain skips this file.
+
 package batchqueue_test
 
 import (
@@ -12,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/locksmith-go/locksmith/examples/batchqueue"
+	"github.com/locksmith-go/locksmith/bench/batchqueue"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/locksmith-go/locksmith/examples/connpool"
+	"github.com/locksmith-go/locksmith/bench/connpool"
 )
 
 func ExamplePool() {

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// lockbenchJSON runs lockbench itself, briefly, for its JSON report, so
+// that the chart is checked against what lockbench writes today.
+func lockbenchJSON(t *testing.T) []byte {
+	t.Helper()
+	goCmd, err := exec.LookPath("go")
+	require.NoError(t, err, "the go command")
+	cmd := exec.Command(goCmd, "run", "../lockbench", "-format", "json", "-quiet",
+		"-pairs", "1000", "-nested", "100", "-ops", "400", "-rounds", "1", "-warmup", "0",
+		"-goroutines", "1,2", "-locks", "mutex.Mutex/detect=off,spin.TTAS")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "lockbench: %s", stderr.String())
+	return out
+}
+
+func plotArgs(t *testing.T, stdin []byte, args ...string) (code int, stderr string) {
+	t.Helper()
+	var errOut bytes.Buffer
+	code = run(args, bytes.NewReader(stdin), &errOut)
+	return code, errOut.String()
+}
+
+func TestChartOfLockbenchRun(t *testing.T) {
+	report := lockbenchJSON(t)
+	dir := t.TempDir()
+	check := func(file string) {
+		t.Helper()
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		svg := string(b)
+		assert.True(t, strings.HasPrefix(svg, "<?xml") && strings.Contains(svg, "<svg"), "an SVG file")
+		assert.Contains(t, svg, "goroutines")
+		assert.Contains(t, svg, "spin.TTAS", "the legend names the locks")
+		assert.Contains(t, svg, "mutex.Mutex/detect=off")
+	}
+
+	fromStdin := filepath.Join(dir, "stdin.svg")
+	code, stderr := plotArgs(t, report, "-o", fromStdin)
+	require.Zero(t, code, stderr)
+	check(fromStdin)
+
+	in := filepath.Join(dir, "results.json")
+	require.NoError(t, os.WriteFile(in, report, 0o644))
+	fromFile := filepath.Join(dir, "file.svg")
+	code, stderr = plotArgs(t, nil, "-o", fromFile, in)
+	require.Zero(t, code, stderr)
+	check(fromFile)
+}
+
+func TestErrors(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "c.svg")
+	for _, tc := range []struct {
+		name  string
+		stdin string
+		args  []string
+		code  int
+		want  string
+	}{
+		{"not JSON", "tables", []string{"-o", out}, 1, "reading lockbench's JSON"},
+		{"no contended section", `{"sections":[{"kind":"pairs","rows":[]}]}`, []string{"-o", out}, 1, "no contended results"},
+		{"missing input file", "", []string{"-o", out, filepath.Join(dir, "none.json")}, 1, "no such file"},
+		{"two inputs", "", []string{"a.json", "b.json"}, 2, "usage: lockbench -format json | lockplot"},
+		{"bad flag", "", []string{"-x"}, 2, "flag provided but not defined"},
+		{"one goroutine count", `{"sections":[{"kind":"contended","rows":[{"lock":"l","goroutines":1}]}]}`,
+			[]string{"-o", out}, 1, "needs two or more"},
+		{"unwritable output", `{"sections":[{"kind":"contended","rows":[{"lock":"l","goroutines":1},{"lock":"l","goroutines":2}]}]}`,
+			[]string{"-o", filepath.Join(dir, "no", "dir", "c.svg")}, 1, "no such file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stderr := plotArgs(t, []byte(tc.stdin), tc.args...)
+			assert.Equal(t, tc.code, code)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+	_, err := os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "no chart written on failure")
+}
