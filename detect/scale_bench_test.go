@@ -32,7 +32,7 @@ func newMutex() sync.Locker { return new(mutex.Mutex) }
 // nested for the first time (objects that carry their own locks), and
 // with many short-lived goroutines. Regenerate with
 //
-//	go test -run '^$' -bench 'Order' -benchtime 1x -count 3 ./detect/
+//	go test -run '^$' -bench 'Order' -count 3 ./detect/
 //
 // and, for the short-lived goroutines under the race detector,
 //
