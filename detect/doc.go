@@ -68,18 +68,27 @@
 // # The order model
 //
 // Order mode treats the program's locks as if they were meant to be
-// partially ordered: a < b means "a must be acquired before b". Every
-// acquisition of b by a goroutine holding a records the edge a -> b, with
-// the stack where it was first seen. An acquisition that would add an edge
+// partially ordered: a < b means "a must be acquired before b". As in
+// lockdep, an acquisition of b records the edge a -> b from the nearest
+// lock a its goroutine holds (and from any lock taken by TryLock above
+// that one), with the stacks where both were acquired; transitivity says
+// the rest (holding x, a and taking b records a -> b, and x -> a was
+// recorded when a was taken). The graph so grows with the pairs of locks
+// actually nested, not with the square of the locks held at once. An acquisition that would add an edge
 // closing a cycle of any length (a < b < ... < a) contradicts every
 // partial order, and is reported as a possible deadlock even though this
 // run did not hang: another interleaving of the same code can. Both halves
-// of an inversion may run in one goroutine or in several.
+// of an inversion may run in one goroutine or in several. The edge that
+// closed a reported cycle stays outside the order: a cycle that could only
+// be closed through it is not reported (lockdep stops checking after its
+// first report).
 //
-// Each distinct chain of held locks (the locks held, in order, plus the new
-// one) is validated once and then cached by a 64-bit hash, so the steady
-// state costs a hash lookup per acquisition, plus a per-goroutine record of
-// held locks. Re-entry into a Monitor is never an edge and never a report.
+// Each edge is validated once: later acquisitions find it in a lock-free
+// hash table, so the steady state costs a hash lookup per acquisition,
+// plus a per-goroutine record of held locks. A new edge that agrees with
+// the topological order the detector keeps goes in without any search;
+// only one against it searches, among the locks ordered between its two
+// ends. Re-entry into a Monitor is never an edge and never a report.
 // A TryLock adds no edge to the lock it tries (it cannot block), but locks
 // taken while holding it do. A LockContext, or a LockTimeout with a
 // positive timeout, can block, so it adds edges like Lock.
@@ -207,9 +216,13 @@
 // few tens of nanoseconds per acquisition and release in the steady state;
 // its per-goroutine records live in a fixed table of 4096 slots (under
 // 1 MiB when all are in use), claimed by a goroutine when it takes its
-// first lock and freed when it releases its last, with a locked map behind
-// it for goroutines beyond what the table finds.
+// first lock and freed when it releases its last, with sharded locked maps
+// behind it for goroutines beyond what the table finds. Records name locks
+// weakly; those of goroutines that exited holding locks, or released them
+// while Order mode was off, are dropped at the next garbage collection
+// once their locks are collected or no longer held by them.
 // The detector never keeps a lock alive: a lock's metadata is dropped, with
-// its graph edges and cached chains, when the lock is garbage collected.
+// its graph edges, when the lock is garbage collected; the order the lock
+// carried between its neighbours is kept as direct edges between them.
 // BENCHMARKS.md, at the root of the repository, has measured figures.
 package detect

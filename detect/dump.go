@@ -87,10 +87,7 @@ func heldNow() map[int64][]holding {
 		if g == 0 {
 			return
 		}
-		n := 1
-		if m.Kind.Reentrant {
-			n = max(1+int(m.Holds.Load()), 1)
-		}
+		n := 1 + l.ExtraHolds()
 		out[g] = append(out[g], holding{lock: lockInfo(m), count: n})
 	})
 	for _, hs := range out {
@@ -241,8 +238,8 @@ func WriteDOT(w io.Writer) error {
 	graphMu.Lock()
 	for id, n := range graph {
 		locks[id] = lockInfo(n.meta)
-		for to := range n.out {
-			order = append(order, pair{id, to})
+		for _, e := range n.out {
+			order = append(order, pair{id, e.to.meta.ID})
 		}
 	}
 	graphMu.Unlock()

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"fmt"
 	"io"
 	"reflect"
 	"sync"
@@ -56,18 +57,86 @@ func HasEdge(a, b sync.Locker) bool {
 	}
 	graphMu.Lock()
 	defer graphMu.Unlock()
-	n := graph[ma.ID]
-	return n != nil && n.out[mb.ID] != nil
+	return edgeSet.get(ma.ID, mb.ID) != nil
+}
+
+// HasPath reports whether the lock-order graph has a path a ->* b of
+// edges in the order.
+func HasPath(a, b sync.Locker) bool {
+	ma, mb := adapt(a).Lock.PeekMeta(), adapt(b).Lock.PeekMeta()
+	if ma == nil || mb == nil {
+		return false
+	}
+	graphMu.Lock()
+	defer graphMu.Unlock()
+	from, to := graph[ma.ID], graph[mb.ID]
+	if from == nil || to == nil {
+		return false
+	}
+	seen := map[*node]bool{from: true}
+	for queue := []*node{from}; len(queue) > 0; queue = queue[1:] {
+		for _, e := range queue[0].out {
+			if e.to == to && e.ordered {
+				return true
+			}
+			if e.ordered && !seen[e.to] {
+				seen[e.to] = true
+				queue = append(queue, e.to)
+			}
+		}
+	}
+	return false
+}
+
+// OrderConsistent checks the graph's invariants: every ordered edge goes
+// up the topological order, positions are distinct, and the edge set,
+// the nodes' lists and their positions agree. It returns "" or what is
+// wrong.
+func OrderConsistent() string {
+	graphMu.Lock()
+	defer graphMu.Unlock()
+	pos := map[int64]uint64{}
+	n := 0
+	for id, x := range graph {
+		if x.ord == 0 {
+			return fmt.Sprintf("lock %d in the graph without a position", id)
+		}
+		if other, dup := pos[x.ord]; dup {
+			return fmt.Sprintf("locks %d and %d share position %d", id, other, x.ord)
+		}
+		pos[x.ord] = id
+		for i, e := range x.out {
+			n++
+			if e.from != x || e.iout != i || e.iin >= len(e.to.in) || e.to.in[e.iin] != e {
+				return fmt.Sprintf("edge %d -> %d: lists disagree (from ok %v, iout %d/%d, iin %d/%d, bypass %v, inline %v)",
+					id, e.to.meta.ID, e.from == x, e.iout, i, e.iin, len(e.to.in), e.bypass, e == &e.to.first)
+			}
+			if edgeSet.get(id, e.to.meta.ID) != e {
+				return fmt.Sprintf("edge %d -> %d: not in the edge set", id, e.to.meta.ID)
+			}
+			if graph[e.to.meta.ID] != e.to {
+				return fmt.Sprintf("edge %d -> %d: target not in the graph", id, e.to.meta.ID)
+			}
+			if e.ordered && e.from.ord >= e.to.ord {
+				return fmt.Sprintf("edge %d -> %d against the order (%d >= %d)", id, e.to.meta.ID, e.from.ord, e.to.ord)
+			}
+		}
+	}
+	if n != edgeCount() {
+		return fmt.Sprintf("%d edges in lists, %d in the edge set", n, edgeCount())
+	}
+	return ""
 }
 
 // Stats counts what the detector remembers.
 type Stats struct {
 	Nodes, Edges int // lock-order graph
-	Chains       int // chainMembers entries
-	CachedChains int // chainCache entries
+	CachedEdges  int // edgeSet entries
 	Problems     int // distinct problems reported (bounded by the program's call sites)
 	SeenLocks    int // live locks counted in a problem's tally
 	HoldingGs    int // goroutines with a held-lock record (Order mode)
+	Searches     int // edges added against the order
+	Visited      int // locks those searches visited
 }
 
 // ReadStats returns the sizes of the detector's tables.
@@ -78,19 +147,19 @@ func ReadStats() Stats {
 	for _, n := range graph {
 		s.Edges += len(n.out)
 	}
-	s.Chains = len(chainMembers)
+	s.CachedEdges = edgeCount()
+	s.Searches, s.Visited = searches, visited
 	graphMu.Unlock()
-	s.CachedChains = chainCount()
 	seen.mu.Lock()
 	s.Problems = len(current().problems.problems)
 	s.SeenLocks = len(seen.byID)
 	seen.mu.Unlock()
 	for i := range gtable {
-		if gs := gtable[i].Load(); gs != nil && gs.g.Load() != 0 {
+		if gtable[i].w.Load() != 0 {
 			s.HoldingGs++
 		}
 	}
-	s.HoldingGs += int(overflow.n.Load())
+	s.HoldingGs += int(overflowN.Load())
 	return s
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -254,8 +255,10 @@ func TestOrderLockContext(t *testing.T) {
 	checkOrderReport(t, rec.all()[0], goroutineID(), "a", "b")
 }
 
-// TestOrderUnlockOutOfOrder: after releasing locks out of order, edges go
-// only from the locks still held.
+// TestOrderUnlockOutOfOrder: after releasing locks out of order, the edge
+// of a new acquisition goes from the nearest lock still held, and the
+// order it implies with the locks held below that one follows by
+// transitivity.
 func TestOrderUnlockOutOfOrder(t *testing.T) {
 	rec := configure(t, detect.WithMode(detect.Order))
 	a, b, c, d := named("mutex", "a"), named("mutex", "b"), named("mutex", "c"), named("mutex", "d")
@@ -264,13 +267,52 @@ func TestOrderUnlockOutOfOrder(t *testing.T) {
 	c.Lock()
 	b.Unlock() // out of order
 	d.Lock()
-	assert.True(t, detect.HasEdge(a, d))
-	assert.True(t, detect.HasEdge(c, d))
+	assert.True(t, detect.HasEdge(c, d), "from the nearest held lock")
+	assert.False(t, detect.HasEdge(a, d), "only from the nearest held lock")
+	assert.True(t, detect.HasPath(a, d), "a -> b -> c -> d")
 	assert.False(t, detect.HasEdge(b, d), "b was released")
 	d.Unlock()
 	a.Unlock() // out of order
 	c.Unlock()
 	assert.Empty(t, rec.all(), "%s", rec)
+	assert.Empty(t, detect.OrderConsistent())
+}
+
+// TestOrderNearestLockFindsInversions: with edges only from the nearest
+// held lock, an inversion of a and b is still found when other locks are
+// held between them, in either half, and the report runs through them.
+func TestOrderNearestLockFindsInversions(t *testing.T) {
+	for _, between := range []struct{ first, second int }{{1, 0}, {0, 1}, {2, 3}} {
+		t.Run(fmt.Sprintf("between=%d,%d", between.first, between.second), func(t *testing.T) {
+			rec := configure(t, detect.WithMode(detect.Order))
+			a, b := named("mutex", "a"), named("monitor", "b")
+			var want []string
+			nest := func(outer, inner sync.Locker, outerName string, n int, prefix string) {
+				want = append(want, outerName)
+				var mid []sync.Locker
+				outer.Lock()
+				for i := range n {
+					l := named("mutex", fmt.Sprintf("%s%d", prefix, i))
+					want = append(want, fmt.Sprintf("%s%d", prefix, i))
+					l.Lock()
+					mid = append(mid, l)
+				}
+				inner.Lock()
+				inner.Unlock()
+				for i := len(mid) - 1; i >= 0; i-- {
+					mid[i].Unlock()
+				}
+				outer.Unlock()
+			}
+			onGoroutine(t, func() { nest(a, b, "a", between.first, "x") })
+			require.Empty(t, rec.all())
+			closer := onGoroutine(t, func() { nest(b, a, "b", between.second, "y") })
+			reps := rec.all()
+			require.Len(t, reps, 1, "%s", rec)
+			checkOrderReport(t, reps[0], closer, want...)
+			assert.Empty(t, detect.OrderConsistent())
+		})
+	}
 }
 
 // TestOrderModeSwitchWhileHolding: a goroutine that takes locks in Order
@@ -369,6 +411,108 @@ func TestStressConsistentOrder(t *testing.T) {
 			}
 			wg.Wait()
 			assert.Empty(t, rec.all(), "%s", rec)
+		})
+	}
+}
+
+// TestOrderRandomAgainstModel nests random pairs of locks, one goroutine
+// at a time, and checks the detector against a model that keeps every
+// edge that agrees with the edges before it: an acquisition is reported
+// exactly when the model has a path back from the new lock to the held
+// one, the graph's positions agree with every edge in the order, and
+// paths between locks survive the collection of the locks between them
+// (bypass edges).
+func TestOrderRandomAgainstModel(t *testing.T) {
+	const nlocks = 40
+	rounds := 600
+	if testing.Short() {
+		rounds = 200
+	}
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			rec := configure(t, detect.WithMode(detect.Order))
+			rng := rand.New(rand.NewPCG(seed, 7))
+			locks := make([]sync.Locker, nlocks)
+			for i := range locks {
+				locks[i] = named([]string{"mutex", "monitor"}[i%2], fmt.Sprintf("L%d", i))
+			}
+			model := map[[2]int]bool{} // edges in the order
+			reach := func(from, to int, alive func(int) bool) bool {
+				seen := map[int]bool{from: true}
+				for queue := []int{from}; len(queue) > 0; queue = queue[1:] {
+					for e := range model {
+						if e[0] == queue[0] && !seen[e[1]] && alive(e[1]) {
+							if e[1] == to {
+								return true
+							}
+							seen[e[1]] = true
+							queue = append(queue, e[1])
+						}
+					}
+				}
+				return false
+			}
+			all := func(int) bool { return true }
+			nest := func(a, b int) {
+				before := len(rec.all())
+				cycle := !model[[2]int{a, b}] && reach(b, a, all)
+				lockPair(locks[a], locks[b])
+				if got := len(rec.all()) - before; cycle {
+					assert.LessOrEqual(t, got, 1, "%d -> %d", a, b)
+				} else {
+					assert.Zero(t, got, "%d -> %d closes no cycle\n%s", a, b, rec)
+					model[[2]int{a, b}] = true
+				}
+			}
+			for range rounds {
+				a, b := rng.IntN(nlocks), rng.IntN(nlocks)
+				if a != b {
+					nest(a, b)
+				}
+			}
+			require.Empty(t, detect.OrderConsistent())
+			for range 200 {
+				a, b := rng.IntN(nlocks), rng.IntN(nlocks)
+				if a != b {
+					require.Equal(t, reach(a, b, all), detect.HasPath(locks[a], locks[b]), "path %d ->* %d", a, b)
+				}
+			}
+
+			// Collect the odd locks: paths between the even ones remain.
+			want := map[[2]int]bool{}
+			for a := 0; a < nlocks; a += 2 {
+				for b := 0; b < nlocks; b += 2 {
+					if a != b {
+						want[[2]int{a, b}] = reach(a, b, all)
+					}
+				}
+			}
+			var collected atomic.Int32
+			for i := 1; i < nlocks; i += 2 {
+				onCollect(locks[i], &collected)
+				locks[i] = nil
+			}
+			waitForGC(t, "odd locks collected", func() bool { return collected.Load() == nlocks/2 })
+			waitForGC(t, "odd locks forgotten", func() bool { return detect.ReadStats().Nodes <= nlocks/2+1 })
+			require.Empty(t, detect.OrderConsistent())
+			for e, ok := range want {
+				require.Equal(t, ok, detect.HasPath(locks[e[0]], locks[e[1]]), "path %d ->* %d after collection", e[0], e[1])
+			}
+			// The model now has the even locks only, with the bypasses.
+			even := map[[2]int]bool{}
+			for e, ok := range want {
+				if ok {
+					even[e] = true
+				}
+			}
+			model = even
+			for range rounds / 2 {
+				a, b := 2*rng.IntN(nlocks/2), 2*rng.IntN(nlocks/2)
+				if a != b {
+					nest(a, b)
+				}
+			}
+			require.Empty(t, detect.OrderConsistent())
 		})
 	}
 }

@@ -276,3 +276,51 @@ func checkDOT(t *testing.T, dot string) {
 		assert.True(t, declared[e[0]] && declared[e[1]], "edge %v between declared nodes", e)
 	}
 }
+
+// TestDumpHoldCountAcrossModeSwitches: the hold count Dump shows for a
+// Monitor is its real one whatever happened while Order mode was off:
+// re-entries and releases then count as much as any.
+func TestDumpHoldCountAcrossModeSwitches(t *testing.T) {
+	holdCount := func(t *testing.T) string {
+		var buf bytes.Buffer
+		detect.Dump(&buf)
+		m := regexp.MustCompile(`"mon" \(\*monitor\.Monitor 0x[0-9a-f]+\) \(hold count (\d+)\)`).FindStringSubmatch(buf.String())
+		require.NotNil(t, m, "%s", buf.String())
+		return m[1]
+	}
+	cycles := func() func() { return detect.Configure(detect.WithMode(detect.Cycles)) }
+
+	t.Run("released while off, retaken", func(t *testing.T) {
+		configure(t, detect.WithMode(detect.Order))
+		mon := named("monitor", "mon")
+		mon.Lock()
+		mon.Lock()
+		restore := cycles()
+		mon.Unlock()
+		mon.Unlock()
+		restore()
+		mon.Lock()
+		defer mon.Unlock()
+		assert.Equal(t, "1", holdCount(t))
+	})
+	t.Run("re-entered while off", func(t *testing.T) {
+		configure(t, detect.WithMode(detect.Cycles))
+		mon := named("monitor", "mon")
+		release := hold(mon, 3)
+		defer release()
+		defer detect.Configure(detect.WithMode(detect.Order))()
+		assert.Equal(t, "3", holdCount(t))
+	})
+	t.Run("partly released while off", func(t *testing.T) {
+		configure(t, detect.WithMode(detect.Order))
+		mon := named("monitor", "mon")
+		release := hold(mon, 3)
+		restore := cycles()
+		mon.Unlock()
+		restore()
+		assert.Equal(t, "2", holdCount(t))
+		mon.Lock()
+		assert.Equal(t, "3", holdCount(t))
+		release()
+	})
+}

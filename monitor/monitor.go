@@ -44,9 +44,12 @@ var ErrNilContext = core.ErrNilContext
 // and with goroutines outside them, but such waits are not durable (see
 // mutex.Mutex and docs/synctest.md).
 //
-// Re-entry costs no atomic write: the owner sees its own ID in the lock
-// word and increments a count that only it touches. Fairness and
-// starvation mode are as for mutex.Mutex.
+// Re-entry costs no atomic write for a Monitor without detection
+// metadata: the owner sees its own ID in the lock word and increments a
+// count that only it touches. (A Monitor that has metadata, from Order
+// mode, a name or a report, also publishes the count with one atomic
+// store, for detect.Dump.) Fairness and starvation mode are as for
+// mutex.Mutex.
 type Monitor struct {
 	_     noCopy
 	l     core.Lock
@@ -77,7 +80,7 @@ func init() {
 func (m *Monitor) Lock() {
 	g := gid.Get()
 	if m.l.Owner() == g {
-		m.reenter(g)
+		m.reenter()
 		return
 	}
 	if !m.l.FastAcquire(g) {
@@ -92,15 +95,20 @@ func (m *Monitor) lockSlow(g int64) {
 	}
 }
 
-// reenter adds a hold for the owner g. Order mode keeps the detector's
-// hold count (for Dump) in step; re-entry is never an edge. It and
-// acquired are small enough to inline into the fast paths only because
-// the Order-mode work is a call to an outlined function.
-func (m *Monitor) reenter(g int64) {
+// reenter adds a hold for the owner and publishes the count beyond the
+// first (for detect.Dump, in every mode; see core.Lock.SetExtraHolds);
+// re-entry is never an order edge. It and acquired are small enough to
+// inline into the fast paths only because the Order-mode work is a call
+// to an outlined function.
+//
+// Rejected alternative: publishing only in Order mode, as a delta. A
+// Monitor re-entered before Order mode was turned on, or released while
+// it was off, then shows a wrong count; only the holder knows the count,
+// so it publishes it whatever the mode. The fast paths (first entry, last
+// release) never store it: it is 0 there.
+func (m *Monitor) reenter() {
 	m.holds++
-	if core.OrderOn() {
-		m.orderReentered(g, 1)
-	}
+	m.l.SetExtraHolds(m.holds - 1)
 }
 
 func (m *Monitor) acquired(g int64, try bool) {
@@ -109,9 +117,6 @@ func (m *Monitor) acquired(g int64, try bool) {
 		m.orderAcquired(g, try)
 	}
 }
-
-//go:noinline
-func (m *Monitor) orderReentered(g int64, delta int) { core.Reentered(&m.l, g, delta) }
 
 //go:noinline
 func (m *Monitor) orderAcquired(g int64, try bool) {
@@ -124,7 +129,7 @@ func (m *Monitor) orderAcquired(g int64, try bool) {
 func (m *Monitor) TryLock() bool {
 	g := gid.Get()
 	if m.l.Owner() == g {
-		m.reenter(g)
+		m.reenter()
 		return true
 	}
 	if !m.l.TryAcquire(g) {
@@ -149,7 +154,7 @@ func (m *Monitor) LockContext(ctx context.Context) error {
 		panic(core.Misuse("monitor: LockContext with a nil context", ErrNilContext))
 	}
 	if m.l.Owner() == g {
-		m.reenter(g)
+		m.reenter()
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -180,7 +185,7 @@ func (m *Monitor) LockContext(ctx context.Context) error {
 func (m *Monitor) LockTimeout(d time.Duration) bool {
 	g := gid.Get()
 	if m.l.Owner() == g {
-		m.reenter(g)
+		m.reenter()
 		return true
 	}
 	if !m.l.FastAcquire(g) && !m.lockTimeoutSlow(g, d) {
@@ -212,9 +217,7 @@ func (m *Monitor) Unlock() {
 		return
 	}
 	if m.holds--; m.holds > 0 {
-		if core.OrderOn() {
-			m.orderReentered(g, -1)
-		}
+		m.l.SetExtraHolds(m.holds - 1)
 		return
 	}
 	m.l.Release(g)
@@ -323,6 +326,9 @@ func (c condLocker) Owned() bool { return c.m.Owned() }
 func (c condLocker) ReleaseAll() int {
 	n := c.m.holds
 	c.m.holds = 1
+	if n > 1 {
+		c.m.l.SetExtraHolds(0)
+	}
 	c.m.Unlock()
 	return n
 }
@@ -347,8 +353,8 @@ func (c condLocker) Restore(n int) {
 	done = true
 	c.m.holds = n
 	c.m.l.ForgetLost(g)
-	if n > 1 && core.OrderOn() {
-		core.Reentered(&c.m.l, g, n-1)
+	if n > 1 {
+		c.m.l.SetExtraHolds(n - 1)
 	}
 }
 

@@ -105,9 +105,7 @@ func (rw *RWMonitor) checkUpgrade(g int64) {
 
 func (rw *RWMonitor) reenter(g int64) {
 	rw.wholds++
-	if core.OrderOn() {
-		rw.orderReentered(g, 1)
-	}
+	rw.l.WriterLock().SetExtraHolds(rw.wholds - 1) // for detect.Dump; see Monitor.reenter
 }
 
 func (rw *RWMonitor) acquired(g int64, try bool) {
@@ -115,11 +113,6 @@ func (rw *RWMonitor) acquired(g int64, try bool) {
 	if core.OrderOn() {
 		rw.orderAcquired(g, try, false)
 	}
-}
-
-//go:noinline
-func (rw *RWMonitor) orderReentered(g int64, delta int) {
-	core.Reentered(rw.l.WriterLock(), g, delta)
 }
 
 //go:noinline
@@ -192,9 +185,7 @@ func (rw *RWMonitor) Unlock() {
 		return
 	}
 	if rw.wholds--; rw.wholds > 0 {
-		if core.OrderOn() {
-			rw.orderReentered(g, -1)
-		}
+		rw.l.WriterLock().SetExtraHolds(rw.wholds - 1)
 		return
 	}
 	rw.l.Unlock(g)
@@ -410,6 +401,7 @@ func (c rwCondLocker) ReleaseAll() int {
 	}
 	n := rw.wholds
 	rw.wholds = 1
+	rw.l.WriterLock().SetExtraHolds(0)
 	rw.Unlock()
 	return n | reads<<condShift
 }
@@ -437,9 +429,7 @@ func (c rwCondLocker) Restore(n int) {
 	done = true
 	rw.l.WriterLock().ForgetLost(g)
 	rw.wholds = writes
-	if writes > 1 && core.OrderOn() {
-		core.Reentered(rw.l.WriterLock(), g, writes-1)
-	}
+	rw.l.WriterLock().SetExtraHolds(writes - 1)
 	if reads > 0 {
 		if !rw.l.TryRLock(g, true) { // the writer's read hold cannot wait
 			panic("monitor: internal error: the writer could not take a read hold")

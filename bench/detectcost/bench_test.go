@@ -201,3 +201,44 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkMutexFirstNesting nests a pair of fresh lock instances, never
+// nested before (objects that carry their own locks): Order mode against
+// go-deadlock, whose lock-order map records every new pair too. The locks
+// are allocated with the timer stopped, so allocs/op counts the
+// detectors' own allocations. detect's BenchmarkOrderFirstNesting breaks
+// Order mode's cost down further.
+func BenchmarkMutexFirstNesting(b *testing.B) {
+	cases := []benchCase{
+		{"mutex.Mutex/cycles", inMode(detect.Cycles, newMutex)},
+		{"mutex.Mutex/order", inMode(detect.Order, newMutex)},
+		{"go-deadlock", goDeadlockDefault},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			const batch = 512
+			var locks []sync.Locker
+			var teardown func()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if len(locks) == 0 {
+					b.StopTimer()
+					if teardown != nil {
+						teardown()
+					}
+					locks, teardown = c.setup(2 * min(batch, b.N-i))
+					b.StartTimer()
+				}
+				outer, inner := locks[len(locks)-1], locks[len(locks)-2]
+				locks = locks[:len(locks)-2]
+				outer.Lock()
+				inner.Lock()
+				inner.Unlock()
+				outer.Unlock()
+			}
+			b.StopTimer()
+			teardown()
+		})
+	}
+}

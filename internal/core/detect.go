@@ -42,8 +42,8 @@ func SetMode(m int32) {
 	}
 }
 
-// OrderOn reports whether the lock must call Acquired, Released and
-// Reentered: in Order mode, or while a recheck is pending. The lock fast
+// OrderOn reports whether the lock must call Acquired and Released: in
+// Order mode, or while a recheck is pending. The lock fast
 // paths call it on every acquisition and release: one load of a word that
 // is only written when the configuration changes.
 func OrderOn() bool { return mode.Load() >= ModeOrder }
@@ -81,13 +81,13 @@ type Engine interface {
 	// Acquired and Released are called in Order mode only.
 	Acquired(l *Lock, k *Kind, g int64, try bool)
 	Released(l *Lock, g int64)
-	// Reentered is called in Order mode when a reentrant lock's owner
-	// takes (delta 1) or drops (delta -1) a hold without acquiring or
-	// releasing the lock.
-	Reentered(l *Lock, g int64, delta int)
 	// Parked is called when a goroutine has registered as blocked, in
 	// Cycles and Order modes, so that the wait-timeout watchdog can arm.
 	Parked()
+	// NewMeta returns a zero Meta for a lock that needs metadata. The
+	// engine allocates it together with its own per-lock state, so that
+	// a lock's detection state costs one allocation.
+	NewMeta() *Meta
 	// Forget is called when a lock that had metadata is garbage collected.
 	Forget(id uint64)
 }
@@ -106,8 +106,7 @@ func SetEngine(e Engine) { engine = e }
 // panics never leaves its caller holding the lock, whichever path the
 // panic came from.
 //
-// While a recheck is pending, Acquired, Released and Reentered run it
-// first, and forward only in Order mode.
+// While a recheck is pending, Acquired and Released run it first, and forward only in Order mode.
 func Acquired(l *Lock, k *Kind, g int64, try bool) {
 	if mode.Load()&modeRecheck != 0 && !settle(g) {
 		return
@@ -131,13 +130,6 @@ func Released(l *Lock, g int64) {
 	engine.Released(l, g)
 }
 
-func Reentered(l *Lock, g int64, delta int) {
-	if mode.Load()&modeRecheck != 0 && !settle(g) {
-		return
-	}
-	engine.Reentered(l, g, delta)
-}
-
 // Meta is a lock's identity for detection. It is created the first time
 // detection needs it, and holds no pointer to the lock, so the lock can be
 // collected; its ID is then passed to Engine.Forget.
@@ -145,9 +137,6 @@ type Meta struct {
 	ID   uint64
 	Kind *Kind
 	Addr uintptr
-	// Holds counts the holder's holds beyond the first (a Monitor's
-	// re-entries), kept by package detect in Order mode.
-	Holds atomic.Int32
 	// Flags holds bits kept by package detect in Order mode.
 	Flags    atomic.Uint32
 	lock     weak.Pointer[Lock]
@@ -188,7 +177,13 @@ func (l *Lock) Meta(k *Kind) *Meta {
 	if m := l.meta.Load(); m != nil {
 		return m
 	}
-	m := &Meta{ID: nextID.Add(1), Kind: k, Addr: uintptr(unsafe.Pointer(l)), lock: weak.Make(l)}
+	var m *Meta
+	if engine != nil {
+		m = engine.NewMeta()
+	} else {
+		m = new(Meta)
+	}
+	m.ID, m.Kind, m.Addr, m.lock = nextID.Add(1), k, uintptr(unsafe.Pointer(l)), weak.Make(l)
 	if !l.meta.CompareAndSwap(nil, m) {
 		return l.meta.Load()
 	}
@@ -237,8 +232,9 @@ func (m *Meta) SitePCs() []uintptr {
 // HasSite reports whether a first-lock site was recorded.
 func (m *Meta) HasSite() bool { return m.site.Load() != nil }
 
-// SetSiteOnce records the first-lock stack; later calls do nothing.
-func (m *Meta) SetSiteOnce(pcs []uintptr) { m.site.CompareAndSwap(nil, &pcs) }
+// SetSiteOnce records the first-lock stack; later calls do nothing. The
+// caller must not change *pcs afterwards.
+func (m *Meta) SetSiteOnce(pcs *[]uintptr) { m.site.CompareAndSwap(nil, pcs) }
 
 // WaitSitePCs returns the stack of the first Lock that had to wait for
 // the lock, or nil. In Cycles mode, which records nothing on the fast

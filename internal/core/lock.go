@@ -96,7 +96,38 @@ type Lock struct {
 	durDom   atomic.Uint64 // the durable waiters' domain; meaningful while durable is set; written under mu
 	ndurable int32         // queued durable waiters
 	wokenDom Domain        // domain of the waiter wakeOne last dequeued (0: none yet)
+
+	// extra is a reentrant wrapper's hold count beyond the first, for
+	// Dump: written only by the holder (SetExtraHolds), read by anyone
+	// (ExtraHolds). It is 0 whenever the lock is free or held once.
+	extra atomic.Int32
 }
+
+// SetExtraHolds publishes the holder's hold count beyond the first, n,
+// if the lock has detection metadata (only such locks appear in Dump).
+// The holder calls it whenever the count changes other than by the first
+// acquisition or the last release, so the published count is 0 again when
+// the lock is released.
+//
+// It is exact for any lock that had metadata when its holder last changed
+// the count: always in Order mode (the first acquisition makes it) and for
+// named locks. A lock given metadata by another goroutine while held more
+// than once (a report naming it) shows one hold until its holder next
+// locks or unlocks it.
+//
+// Rejected alternative: storing whether or not the lock has metadata. An
+// atomic store (an exchange on amd64) costs about as much as the whole
+// re-entry pair of a Monitor without it; the load of the metadata pointer
+// sits in the cache line the holder has just used.
+func (l *Lock) SetExtraHolds(n int) {
+	if l.meta.Load() != nil {
+		l.extra.Store(int32(n))
+	}
+}
+
+// ExtraHolds returns the hold count beyond the first published by the
+// holder.
+func (l *Lock) ExtraHolds() int { return int(l.extra.Load()) }
 
 var ncpu = runtime.NumCPU()
 

@@ -720,9 +720,10 @@ func wake(w *waiter) {
 
 // noteSite records, for reports, the first wait on an unnamed lock.
 func noteSite(l *Lock, k *Kind) {
-	if m := l.Meta(k); !m.HasSite() {
+	if m := l.Meta(k); m.waitSite.Load() == nil {
 		pcs := make([]uintptr, 32)
-		m.SetSiteOnce(pcs[:runtime.Callers(4, pcs)])
+		pcs = pcs[:runtime.Callers(4, pcs)]
+		m.waitSite.CompareAndSwap(nil, &pcs)
 	}
 	if engine != nil {
 		engine.Parked()

@@ -1,0 +1,298 @@
+//go:build unix
+
+package detect_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/mutex"
+)
+
+// cpuTime returns the process's user plus system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func newSync() sync.Locker  { return new(sync.Mutex) }
+func newMutex() sync.Locker { return new(mutex.Mutex) }
+
+// Order mode at scale: what lock-order validation costs when many locks
+// are held at once, when the graph grows large, when lock instances are
+// nested for the first time (objects that carry their own locks), and
+// with many short-lived goroutines. Regenerate with
+//
+//	go test -run '^$' -bench 'Order' -count 3 ./detect/
+//
+// and, for the short-lived goroutines under the race detector,
+//
+//	go test -race -run '^$' -bench 'OrderShortLivedGoroutines' -count 5 ./detect/
+
+// heapInUse returns the heap in use after two collections.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
+}
+
+// settle collects until the detector has forgotten every lock that has
+// been dropped (the previous round's), so that a round's counts are its
+// own: cleanups run after the collection that finds a lock unreachable.
+func settle() {
+	last, same := -1, 0
+	for range 100 {
+		runtime.GC()
+		runtime.Gosched()
+		n := detect.ReadStats().Nodes
+		if n == last {
+			if same++; same == 3 {
+				return
+			}
+		} else {
+			last, same = n, 0
+		}
+	}
+}
+
+// newMutexes returns n Mutexes allocated one by one, as objects that carry
+// their own lock are. (Locks in one large array all live in one span of
+// the heap, where the runtime keeps the weak pointers and cleanups that
+// detection metadata needs in one sorted list: adding them costs time
+// linear in the array's length, per lock.)
+func newMutexes(n int) []*mutex.Mutex {
+	locks := make([]*mutex.Mutex, n)
+	for i := range locks {
+		locks[i] = new(mutex.Mutex)
+	}
+	return locks
+}
+
+// BenchmarkOrderManyHeld locks 2,000 fresh Mutexes in one order and
+// unlocks them: held locks each order edge costs, and the heap the
+// detector keeps while the locks live.
+func BenchmarkOrderManyHeld(b *testing.B) {
+	const n = 2000
+	restore := detect.Configure(detect.WithMode(detect.Order), detect.WithWaitTimeout(0))
+	defer restore()
+	var edges, heap float64
+	for b.Loop() {
+		b.StopTimer()
+		settle()
+		locks := newMutexes(n)
+		before := heapInUse()
+		base := detect.ReadStats().Edges
+		b.StartTimer()
+		for i := range locks {
+			locks[i].Lock()
+		}
+		for i := range locks {
+			locks[n-1-i].Unlock()
+		}
+		b.StopTimer()
+		edges += float64(detect.ReadStats().Edges - base)
+		heap += float64(int64(heapInUse())-int64(before)) / (1 << 20)
+		runtime.KeepAlive(locks)
+		b.StartTimer()
+	}
+	b.ReportMetric(edges/float64(b.N), "edges/op")
+	b.ReportMetric(heap/float64(b.N), "heap-MiB/op")
+}
+
+// BenchmarkOrderTransfers is a bank of 10,000 accounts, each with its own
+// Mutex, and 200,000 transfers between random pairs, each locking the
+// lower account ID first (deadlock-free). It reports the cost per transfer
+// over the first and the last tenth of the run (the graph keeps growing:
+// nearly every transfer nests a pair never nested before), their ratio,
+// in wall time and in the process's CPU time (steadier on a shared
+// machine), the order edges the run leaves, the heap the detector keeps
+// for them (bytes per edge) and the locks each search for an edge against
+// the order visited.
+func BenchmarkOrderTransfers(b *testing.B) {
+	const accounts = 10_000
+	for _, transfers := range []int{200_000} {
+		b.Run(fmt.Sprintf("transfers=%d", transfers), func(b *testing.B) {
+			restore := detect.Configure(detect.WithMode(detect.Order), detect.WithWaitTimeout(0))
+			defer restore()
+			tenth := transfers / 10
+			var first, last, firstCPU, lastCPU, edges, perEdge, searches, visits float64
+			for b.Loop() {
+				b.StopTimer()
+				settle()
+				locks := newMutexes(accounts)
+				balance := make([]int64, accounts)
+				rng := rand.New(rand.NewPCG(1, 2))
+				before := heapInUse()
+				base0 := detect.ReadStats()
+				base := base0.Edges
+				b.StartTimer()
+				t0, c0 := time.Now(), cpuTime()
+				for i := range transfers {
+					x, y := rng.IntN(accounts), rng.IntN(accounts)
+					if x == y {
+						y = (y + 1) % accounts
+					}
+					lo, hi := min(x, y), max(x, y)
+					locks[lo].Lock()
+					locks[hi].Lock()
+					balance[x]--
+					balance[y]++
+					locks[hi].Unlock()
+					locks[lo].Unlock()
+					switch i + 1 {
+					case tenth:
+						first += float64(time.Since(t0).Nanoseconds()) / float64(tenth)
+						firstCPU += float64((cpuTime() - c0).Nanoseconds()) / float64(tenth)
+					case transfers - tenth:
+						t0, c0 = time.Now(), cpuTime()
+					case transfers:
+						last += float64(time.Since(t0).Nanoseconds()) / float64(tenth)
+						lastCPU += float64((cpuTime() - c0).Nanoseconds()) / float64(tenth)
+					}
+				}
+				b.StopTimer()
+				st := detect.ReadStats()
+				e := st.Edges - base
+				edges += float64(e)
+				searches += float64(st.Searches - base0.Searches)
+				visits += float64(st.Visited - base0.Visited)
+				perEdge += float64(int64(heapInUse())-int64(before)) / float64(max(e, 1))
+				runtime.KeepAlive(locks)
+				b.StartTimer()
+			}
+			n := float64(b.N)
+			b.ReportMetric(first/n, "first10%-ns/transfer")
+			b.ReportMetric(last/n, "last10%-ns/transfer")
+			b.ReportMetric(last/first, "last/first")
+			b.ReportMetric(firstCPU/n, "first10%-cpu-ns/transfer")
+			b.ReportMetric(lastCPU/n, "last10%-cpu-ns/transfer")
+			b.ReportMetric(lastCPU/firstCPU, "cpu-last/first")
+			b.ReportMetric(edges/n, "edges/op")
+			b.ReportMetric(perEdge/n, "heap-B/edge")
+			b.ReportMetric(searches/max(edges, 1), "searches/edge")
+			b.ReportMetric(visits/max(searches, 1), "visited/search")
+		})
+	}
+}
+
+// BenchmarkOrderFirstNesting nests a pair of lock instances never nested
+// before (new locks, so new graph nodes and a new edge), the pattern of
+// code whose objects carry their own locks. The locks are allocated with
+// the timer stopped: allocs/op counts the detector's allocations only.
+// In Order mode a lock's first acquisition makes its metadata (one
+// allocation with its graph node, plus the weak pointer and the cleanup
+// that let it be collected: two more allocations and about a microsecond
+// of the runtime's time per lock) and records where it was first locked;
+// the locked-before case has each lock taken alone once beforehand, with
+// the timer stopped, so that it measures the nesting alone: the new edge.
+// bench/detectcost runs the same nesting against go-deadlock.
+func BenchmarkOrderFirstNesting(b *testing.B) {
+	type pair struct{ outer, inner sync.Locker }
+	cases := []struct {
+		name  string
+		setup func() func()
+		pair  func() pair
+	}{
+		{"mutex.Mutex/cycles", func() func() {
+			return detect.Configure(detect.WithMode(detect.Cycles), detect.WithWaitTimeout(0))
+		}, func() pair { return pair{new(mutex.Mutex), new(mutex.Mutex)} }},
+		{"mutex.Mutex/order", func() func() {
+			return detect.Configure(detect.WithMode(detect.Order), detect.WithWaitTimeout(0))
+		}, func() pair { return pair{new(mutex.Mutex), new(mutex.Mutex)} }},
+		{"mutex.Mutex/order/locked-before", func() func() {
+			return detect.Configure(detect.WithMode(detect.Order), detect.WithWaitTimeout(0))
+		}, func() pair {
+			p := pair{new(mutex.Mutex), new(mutex.Mutex)}
+			p.outer.Lock() // metadata and first-lock site made here
+			p.outer.Unlock()
+			p.inner.Lock()
+			p.inner.Unlock()
+			return p
+		}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			defer c.setup()()
+			const batch = 1024
+			pairs := make([]pair, 0, batch)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if len(pairs) == 0 {
+					b.StopTimer()
+					for range min(batch, b.N-i) {
+						pairs = append(pairs, c.pair())
+					}
+					b.StartTimer()
+				}
+				p := pairs[len(pairs)-1]
+				pairs[len(pairs)-1] = pair{}
+				pairs = pairs[:len(pairs)-1]
+				p.outer.Lock()
+				p.inner.Lock()
+				p.inner.Unlock()
+				p.outer.Unlock()
+			}
+		})
+	}
+}
+
+// BenchmarkOrderShortLivedGoroutines is the shape of a test suite: each
+// operation starts a goroutine that takes two long-lived locks nested
+// (shared: known edges) and, in the own case, also locks a fresh lock of
+// its own nested under them (a new lock and a new edge per goroutine),
+// then exits. Run it under -race to compare with a test binary: Order
+// mode against Cycles mode and sync.Mutex, in wall time and in the
+// process's CPU time per operation (steadier on a shared machine).
+func BenchmarkOrderShortLivedGoroutines(b *testing.B) {
+	cases := []struct {
+		name    string
+		mode    detect.Mode
+		newLock func() sync.Locker
+	}{
+		{"sync.Mutex", detect.Off, newSync},
+		{"mutex.Mutex/off", detect.Off, newMutex},
+		{"mutex.Mutex/cycles", detect.Cycles, newMutex},
+		{"mutex.Mutex/order", detect.Order, newMutex},
+	}
+	for _, own := range []bool{false, true} {
+		b.Run(map[bool]string{false: "shared", true: "own"}[own], func(b *testing.B) {
+			for _, c := range cases {
+				b.Run(c.name, func(b *testing.B) {
+					defer detect.Configure(detect.WithMode(c.mode), detect.WithWaitTimeout(0))()
+					outer, inner := c.newLock(), c.newLock()
+					b.ReportAllocs()
+					cpu0 := cpuTime()
+					for b.Loop() {
+						done := make(chan struct{})
+						go func() {
+							defer close(done)
+							outer.Lock()
+							inner.Lock()
+							if own {
+								l := c.newLock()
+								l.Lock()
+								l.Unlock()
+							}
+							inner.Unlock()
+							outer.Unlock()
+						}()
+						<-done
+					}
+					b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+				})
+			}
+		})
+	}
+}
