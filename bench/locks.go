@@ -108,14 +108,20 @@ func init() {
 
 var modes = []detect.Mode{detect.Off, detect.Cycles, detect.Order}
 
+// FloorName is the name of FloorLock's rows: what owner tracking costs at
+// least on the machine that ran them.
+const FloorName = "floor.GoidLock"
+
 // Locks returns every lock under test, sync.Mutex first, in the order the
-// tables list them: sync.Mutex, sync.RWMutex (write lock), mutex.Mutex and
+// tables list them: sync.Mutex, the floor lock (FloorLock), sync.RWMutex
+// (write lock), mutex.Mutex and
 // monitor.Monitor (first entry, then re-entry at depth 2 and 8) in each
 // detection mode, go-deadlock's Mutex, the test-and-set and
 // test-and-test-and-set spin locks and the channel lock.
 func Locks() []Lock {
 	ls := []Lock{
 		{Name: "sync.Mutex", Type: "sync.Mutex", Depth: 1, ops: &syncMutexOps},
+		{Name: FloorName, Type: "bench.FloorLock", Depth: 1, ops: &floorOps},
 		{Name: "sync.RWMutex", Type: "sync.RWMutex", Depth: 1, ops: &syncRWMutexOps},
 	}
 	add := func(typ, name string, depth int, ops *lockOps) {
@@ -341,6 +347,26 @@ var chanOps = lockOps{
 	},
 	nested: func(a, b sync.Locker, n int) {
 		x, y := a.(*ChanLock), b.(*ChanLock)
+		for range n {
+			x.Lock()
+			y.Lock()
+			y.Unlock()
+			x.Unlock()
+		}
+	},
+}
+
+var floorOps = lockOps{
+	new: func() sync.Locker { return new(FloorLock) },
+	pairs: func(l sync.Locker, n int) {
+		m := l.(*FloorLock)
+		for range n {
+			m.Lock()
+			m.Unlock()
+		}
+	},
+	nested: func(a, b sync.Locker, n int) {
+		x, y := a.(*FloorLock), b.(*FloorLock)
 		for range n {
 			x.Lock()
 			y.Lock()

@@ -54,7 +54,7 @@ func TestLocksCatalogue(t *testing.T) {
 		lk.Unlock()
 	}
 	for _, want := range []string{
-		"sync.Mutex", "sync.RWMutex", "go-deadlock.Mutex", "spin.TAS", "spin.TTAS", "chan",
+		"sync.Mutex", bench.FloorName, "sync.RWMutex", "go-deadlock.Mutex", "spin.TAS", "spin.TTAS", "chan",
 		"mutex.Mutex/detect=off", "mutex.Mutex/detect=cycles", "mutex.Mutex/detect=order",
 		"monitor.Monitor/detect=off", "monitor.Monitor.depth2/detect=cycles", "monitor.Monitor.depth8/detect=order",
 	} {
@@ -173,10 +173,34 @@ func TestContendedLatency(t *testing.T) {
 			require.NoError(t, err)
 			require.NotNil(t, r.Latency)
 			assert.EqualValues(t, 400, r.Latency.TotalCount())
-			assert.Positive(t, r.Latency.Min())
+			assert.GreaterOrEqual(t, r.Latency.Min(), int64(0))
 			assert.GreaterOrEqual(t, r.Latency.Max(), r.Latency.ValueAtQuantile(50))
 		})
 	}
+}
+
+func TestClockOverhead(t *testing.T) {
+	c := bench.ClockOverhead()
+	assert.Positive(t, c, "two clock reads take some time")
+	assert.Less(t, c, 100*time.Microsecond)
+	assert.Equal(t, c, bench.ClockOverhead(), "measured once per process")
+	assert.Positive(t, bench.ClockStep())
+	assert.Less(t, bench.ClockStep(), time.Millisecond, "a clock step, not a scheduling delay")
+}
+
+// TestLatencyFloorIsNotTheClock: an uncontended sync.Mutex Lock takes a
+// few nanoseconds, far less than the two clock reads around it, so once
+// the clock's overhead is subtracted the fastest acquisitions are well
+// under it. Recorded raw, every sample would be at least about the
+// overhead.
+func TestLatencyFloorIsNotTheClock(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes a Lock cost more than the clock")
+	}
+	r, err := bench.Contended(bench.Locks()[0], bench.Load{Goroutines: 1, Ops: 5000, Latency: true})
+	require.NoError(t, err)
+	assert.Less(t, r.Latency.ValueAtQuantile(10), int64(bench.ClockOverhead()/2),
+		"P10 %d ns against a clock overhead of %v", r.Latency.ValueAtQuantile(10), bench.ClockOverhead())
 }
 
 // brokenLock does not exclude anything: Contended must notice.

@@ -14,26 +14,40 @@ import (
 	"github.com/locksmith-go/locksmith/monitor"
 )
 
+// monitorPairs calls Lock and Unlock on the concrete type, as users do
+// (see testutil.PairCase).
+func monitorPairs(m *monitor.Monitor) func(int) {
+	return func(n int) {
+		for range n {
+			m.Lock()
+			m.Unlock()
+		}
+	}
+}
+
 // BenchmarkMonitorUncontended is the pair that acquires and releases the
-// monitor (first entry), against sync.Mutex's pair.
+// monitor (first entry), against sync.Mutex's pair and the floor lock's
+// (testutil.FloorLock: the least owner tracking costs).
 func BenchmarkMonitorUncontended(b *testing.B) {
-	testutil.BenchPair(b, []testutil.LockCase{
-		{Name: "sync.Mutex", Setup: testutil.Plain(new(sync.Mutex))},
-		{Name: "monitor.Monitor", Setup: testutil.Plain(new(monitor.Monitor))},
-	})
+	testutil.BenchPairs(b, append(testutil.BaselinePairs(),
+		testutil.PairCase{Name: "monitor.Monitor", Pairs: monitorPairs(new(monitor.Monitor))},
+	))
 }
 
 // BenchmarkMonitorReentry is a pair by the owner of a monitor it already
-// holds once (depth 1 -> 2 -> 1), against sync.Mutex's uncontended pair.
+// holds once (depth 1 -> 2 -> 1), against the same baselines. The floor
+// lock cannot be re-entered: its row is its uncontended pair, the least
+// a pair that checks the owner's goroutine ID costs.
 func BenchmarkMonitorReentry(b *testing.B) {
-	testutil.BenchPair(b, []testutil.LockCase{
-		{Name: "sync.Mutex", Setup: testutil.Plain(new(sync.Mutex))},
-		{Name: "monitor.Monitor", Setup: func() (sync.Locker, func()) {
-			m := new(monitor.Monitor)
+	m := new(monitor.Monitor)
+	reentry := monitorPairs(m)
+	testutil.BenchPairs(b, append(testutil.BaselinePairs(),
+		testutil.PairCase{Name: "monitor.Monitor", Pairs: func(n int) {
 			m.Lock()
-			return m, m.Unlock
+			reentry(n)
+			m.Unlock()
 		}},
-	})
+	))
 }
 
 // BenchmarkMonitorContended runs goroutines goroutines sharing one lock,

@@ -51,9 +51,13 @@ var ErrNilContext = core.ErrNilContext
 // store, for detect.Dump.) Fairness and starvation mode are as for
 // mutex.Mutex.
 type Monitor struct {
-	_     noCopy
-	l     core.Lock
-	holds int           // written and read only by the owner
+	_ noCopy
+	l core.Lock
+	// holds is the owner's hold count, meaningful only while m is held.
+	// Only the owner writes it and acts on its value; Unlock's assembly
+	// fast path (fast_amd64.s) reads it before its owner check, and a
+	// non-owner's read leads to that check failing.
+	holds int
 	cond  *condvar.Cond // the implicit condition; created by the owner
 }
 
@@ -77,7 +81,13 @@ func init() {
 // *detect.DeadlockError, without taking m, if waiting would close a cycle
 // of goroutines each waiting for a lock the next holds. Re-entry never
 // blocks and is never reported.
-func (m *Monitor) Lock() {
+func (m *Monitor) Lock() { lock(m) }
+
+// lockGo is Lock in Go. lock is either lockGo itself or, on amd64, an
+// assembly fast path (fast_amd64.s) that does the same for a first entry
+// or a re-entry and jumps here for everything else: a monitor held by
+// another goroutine, Order mode, or no fast goroutine ID.
+func lockGo(m *Monitor) {
 	g := gid.Get()
 	if m.l.Owner() == g {
 		m.reenter()
@@ -86,6 +96,16 @@ func (m *Monitor) Lock() {
 	if !m.l.FastAcquire(g) {
 		m.lockSlow(g)
 	}
+	m.acquired(g, false)
+}
+
+// lockHeld is where the assembly goes when the state word it read is
+// neither 0 nor the caller's (the monitor is held by another goroutine or
+// has waiters), or its CompareAndSwap failed. It goes straight to the slow
+// path, as lockGo does after its own CompareAndSwap fails.
+func lockHeld(m *Monitor) {
+	g := gid.Get()
+	m.lockSlow(g)
 	m.acquired(g, false)
 }
 
@@ -210,7 +230,11 @@ func (m *Monitor) lockTimeoutSlow(g int64, d time.Duration) bool {
 // each of its next such Unlocks, one per hold lost, panics with an error
 // that also matches that panic value, or returns quietly if the goroutine
 // is exiting by runtime.Goexit (see condvar.Cond.Wait).
-func (m *Monitor) Unlock() {
+func (m *Monitor) Unlock() { unlock(m) }
+
+// unlockGo is Unlock in Go; unlock is it or its assembly fast path, as
+// for lockGo.
+func unlockGo(m *Monitor) {
 	g := gid.Get()
 	if m.l.Owner() != g {
 		m.unlockFailed(g)
@@ -221,6 +245,27 @@ func (m *Monitor) Unlock() {
 		return
 	}
 	m.l.Release(g)
+	if core.OrderOn() {
+		m.orderReleased(g)
+	}
+}
+
+// unlockHeld is where the assembly goes when its CompareAndSwap releasing
+// the last hold failed: waiters are queued, or the caller is not the
+// owner. After unlockGo's checks it goes straight to the slow release.
+func unlockHeld(m *Monitor) {
+	g := gid.Get()
+	if m.l.Owner() != g {
+		m.unlockFailed(g)
+		return
+	}
+	if m.holds--; m.holds > 0 {
+		if core.OrderOn() {
+			m.orderReentered(g, -1)
+		}
+		return
+	}
+	m.l.ReleaseSlow(g)
 	if core.OrderOn() {
 		m.orderReleased(g)
 	}

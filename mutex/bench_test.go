@@ -15,17 +15,35 @@ import (
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
-func uncontendedCases() []testutil.LockCase {
-	return []testutil.LockCase{
-		{Name: "sync.Mutex", Setup: testutil.Plain(new(sync.Mutex))},
-		{Name: "mutex.Mutex", Setup: testutil.Plain(new(mutex.Mutex))},
-		{Name: "monitor.Monitor", Setup: testutil.Plain(new(monitor.Monitor))}, // first entry
+// mutexPairs and monitorPairs call Lock and Unlock on the concrete type,
+// as users do (see testutil.PairCase).
+func mutexPairs(m *mutex.Mutex) func(int) {
+	return func(n int) {
+		for range n {
+			m.Lock()
+			m.Unlock()
+		}
+	}
+}
+
+func monitorPairs(m *monitor.Monitor) func(int) {
+	return func(n int) {
+		for range n {
+			m.Lock()
+			m.Unlock()
+		}
 	}
 }
 
 // BenchmarkMutexUncontended is the uncontended Lock/Unlock pair:
-// sync.Mutex, mutex.Mutex, and a monitor.Monitor's first entry.
-func BenchmarkMutexUncontended(b *testing.B) { testutil.BenchPair(b, uncontendedCases()) }
+// sync.Mutex, the floor lock (testutil.FloorLock: the least owner
+// tracking costs), mutex.Mutex, and a monitor.Monitor's first entry.
+func BenchmarkMutexUncontended(b *testing.B) {
+	testutil.BenchPairs(b, append(testutil.BaselinePairs(),
+		testutil.PairCase{Name: "mutex.Mutex", Pairs: mutexPairs(new(mutex.Mutex))},
+		testutil.PairCase{Name: "monitor.Monitor", Pairs: monitorPairs(new(monitor.Monitor))},
+	))
+}
 
 // BenchmarkMutexContended runs goroutines goroutines sharing one lock,
 // each doing about 100 ns of work inside it, and reports throughput and

@@ -78,11 +78,29 @@ func init() {
 // goroutine already holds m. With deadlock detection on (package detect),
 // it panics with a *detect.DeadlockError, without taking m, if waiting
 // would close a cycle of goroutines each waiting for a lock the next holds.
-func (m *Mutex) Lock() {
+func (m *Mutex) Lock() { lock(m) }
+
+// lockGo is Lock in Go. lock is either lockGo itself or, on amd64, an
+// assembly fast path (fast_amd64.s) that makes the same CompareAndSwap
+// and jumps here for everything else: a held mutex, Order mode, or no
+// fast goroutine ID.
+func lockGo(m *Mutex) {
 	g := gid.Get()
 	if !m.l.FastAcquire(g) {
 		m.lockSlow(g)
 	}
+	if core.OrderOn() {
+		m.orderAcquired(g, false)
+	}
+}
+
+// lockHeld is where the assembly goes when its CompareAndSwap failed: the
+// mutex is held or has waiters. It goes straight to the slow path, as
+// lockGo does after its own CompareAndSwap fails; another attempt at once
+// would only take the cache line from the holder again.
+func lockHeld(m *Mutex) {
+	g := gid.Get()
+	m.lockSlow(g)
 	if core.OrderOn() {
 		m.orderAcquired(g, false)
 	}
@@ -187,9 +205,27 @@ func (m *Mutex) lockTimeoutSlow(g int64, d time.Duration) bool {
 // its next such Unlock panics with an error that also matches that panic
 // value, or returns quietly if the goroutine is exiting by runtime.Goexit
 // (see condvar.Cond.Wait).
-func (m *Mutex) Unlock() {
+func (m *Mutex) Unlock() { unlock(m) }
+
+// unlockGo is Unlock in Go; unlock is it or its assembly fast path, as
+// for lockGo.
+func unlockGo(m *Mutex) {
 	g := gid.Get()
 	if !m.l.Release(g) {
+		m.unlockFailed(g)
+		return
+	}
+	if core.OrderOn() {
+		m.orderReleased(g)
+	}
+}
+
+// unlockHeld is where the assembly goes when its CompareAndSwap failed:
+// waiters are queued, or the caller is not the holder. It goes straight
+// to the slow release, as unlockGo does after its own CompareAndSwap.
+func unlockHeld(m *Mutex) {
+	g := gid.Get()
+	if !m.l.ReleaseSlow(g) {
 		m.unlockFailed(g)
 		return
 	}

@@ -32,14 +32,15 @@ func init() { mode.Store(ModeCycles) }
 func Mode() int32 { return mode.Load() &^ modeRecheck }
 
 // SetMode sets the detection mode (package detect calls it), keeping a
-// pending recheck.
+// pending recheck, and the fast words of the assembly fast paths with it.
 func SetMode(m int32) {
 	for {
 		old := mode.Load()
 		if mode.CompareAndSwap(old, m|old&modeRecheck) {
-			return
+			break
 		}
 	}
+	updateFastWords()
 }
 
 // OrderOn reports whether the lock must call Acquired and Released: in
@@ -59,6 +60,7 @@ var recheck func(g int64) (done bool)
 func SetRecheck(f func(g int64) (done bool)) {
 	recheck = f
 	mode.Or(modeRecheck)
+	updateFastWords()
 }
 
 // settle runs the pending recheck for g and reports whether Order mode is
@@ -67,6 +69,7 @@ func SetRecheck(f func(g int64) (done bool)) {
 func settle(g int64) (order bool) {
 	if recheck(g) {
 		mode.And(^modeRecheck)
+		updateFastWords()
 	}
 	return Mode() == ModeOrder
 }

@@ -22,6 +22,13 @@ func Get() int64
 // getg returns the current goroutine's g. Implemented in get_$GOARCH.s.
 func getg() unsafe.Pointer
 
+// Offset returns where the goroutine ID lives in the runtime's g, or 0
+// while Get takes the slow path. It is fixed once package initialisation
+// is done. Assembly fast paths elsewhere in locksmith read the ID at this
+// offset with the GOID macro of goid_GOARCH.h, so that the way to read it
+// stays in this package.
+func Offset() uintptr { return offset }
+
 // offset is where the goroutine ID lives in the runtime's g, or 0 while
 // Get must take the slow path. Written once, by setup.
 var offset uintptr

@@ -27,3 +27,6 @@ func setup(w io.Writer) bool {
 	fast = verify(goid.Get, Slow, w)
 	return fast
 }
+
+// Offset returns 0: this platform has no assembly fast path.
+func Offset() uintptr { return 0 }

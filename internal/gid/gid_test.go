@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/petermattis/goid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -70,3 +71,22 @@ func TestParse(t *testing.T) {
 		assert.Equal(t, tc.id, id, tc.in)
 	}
 }
+
+// BenchmarkGet compares Get with goid.Get, which the floor lock of the
+// benchmarks (testutil.FloorLock) uses.
+func BenchmarkGet(b *testing.B) {
+	var sum int64
+	b.Run("gid.Get", func(b *testing.B) {
+		for range b.N {
+			sum += gid.Get()
+		}
+	})
+	b.Run("goid.Get", func(b *testing.B) {
+		for range b.N {
+			sum += goid.Get()
+		}
+	})
+	sink = sum
+}
+
+var sink int64

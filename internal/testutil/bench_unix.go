@@ -10,10 +10,70 @@ import (
 	"time"
 )
 
-// A LockCase is one lock under benchmark. Every case goes through the same
-// helper and calls Lock and Unlock through the sync.Locker interface, so
-// sync.Mutex pays the same dynamic dispatch as the others and the ratios
-// compare the locks, not the call sites.
+// A PairCase is one lock under an uncontended benchmark. Pairs does n
+// Lock/Unlock pairs (or whatever the case measures) calling the lock's
+// methods on its concrete type, as users call a lock: sync.Mutex's Lock
+// then inlines its fast path, as it does in a program, and nothing adds an
+// interface call that the lock would not pay. Write it as a closure over
+// a concrete lock (see SyncMutexPairs); a generic helper over the lock
+// type would call through a dictionary instead.
+type PairCase struct {
+	Name  string
+	Pairs func(n int)
+}
+
+// SyncMutexPairs returns the Pairs of sync.Mutex m.
+func SyncMutexPairs(m *sync.Mutex) func(int) {
+	return func(n int) {
+		for range n {
+			m.Lock()
+			m.Unlock()
+		}
+	}
+}
+
+// FloorPairs returns the Pairs of the floor lock l.
+func FloorPairs(l *FloorLock) func(int) {
+	return func(n int) {
+		for range n {
+			l.Lock()
+			l.Unlock()
+		}
+	}
+}
+
+// BaselinePairs returns the two cases every uncontended benchmark starts
+// with: sync.Mutex, and the floor lock, the least that owner tracking
+// costs (see FloorLock).
+func BaselinePairs() []PairCase {
+	return []PairCase{
+		{Name: "sync.Mutex", Pairs: SyncMutexPairs(new(sync.Mutex))},
+		{Name: "floor.GoidLock", Pairs: FloorPairs(new(FloorLock))},
+	}
+}
+
+// BenchPairs runs each case as a sub-benchmark, b.N pairs in one call,
+// and reports cpu-ns/op besides ns/op: the process's CPU time per pair.
+// Only the benchmark's goroutine runs, so that is its time on a CPU,
+// which, unlike real time, other processes on a shared machine do not
+// inflate; compare the locks on it there.
+func BenchPairs(b *testing.B, cases []PairCase) {
+	for _, c := range cases {
+		b.Run(c.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := CPUTime()
+			c.Pairs(b.N)
+			cpu := CPUTime() - cpu0
+			b.StopTimer()
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// A LockCase is one lock under a contended benchmark. The goroutines call
+// Lock and Unlock through the sync.Locker interface: one indirect call is
+// lost in the 100 ns of work of each critical section.
 type LockCase struct {
 	Name string
 	// Setup returns the lock and a function that undoes whatever Setup
@@ -24,21 +84,6 @@ type LockCase struct {
 // Plain is a Setup for a lock that needs none.
 func Plain(l sync.Locker) func() (sync.Locker, func()) {
 	return func() (sync.Locker, func()) { return l, func() {} }
-}
-
-// BenchPair measures one Lock/Unlock pair by a single goroutine.
-func BenchPair(b *testing.B, cases []LockCase) {
-	for _, c := range cases {
-		b.Run(c.Name, func(b *testing.B) {
-			l, teardown := c.Setup()
-			defer teardown()
-			b.ReportAllocs()
-			for b.Loop() {
-				l.Lock()
-				l.Unlock()
-			}
-		})
-	}
 }
 
 // BenchContended runs goroutines goroutines sharing each case's lock, each

@@ -1,6 +1,6 @@
 // Command lockbench measures what locksmith's locks cost beside
-// sync.Mutex, go-deadlock and reference spin and channel locks, and prints
-// the tables of BENCHMARKS.md.
+// sync.Mutex, a floor lock, go-deadlock and reference spin and channel
+// locks, and prints the tables of BENCHMARKS.md.
 //
 // With no flags it runs the headline in well under a minute on two cores:
 //
@@ -8,24 +8,38 @@
 //
 //	  - uncontended Lock/Unlock pairs (default 1,000,000), in the shape of
 //	    Ruby's Benchmark.bm (user, system, total and real seconds), with
-//	    ns/pair and the ratio to sync.Mutex, for every lock, including a
-//	    Monitor re-entered at depth 2 and 8 and locksmith's locks in each
-//	    detection mode;
+//	    ns/pair and the ratios to sync.Mutex and to the floor lock, for
+//	    every lock, including a Monitor re-entered at depth 2 and 8 (a pair
+//	    by a goroutine that already holds it once or 7 times) and
+//	    locksmith's locks in each detection mode;
 //	  - the same for two locks nested in a fixed order;
 //	  - contended critical sections (about 100 ns of work inside the lock) at
 //	    1, 2, 4 and 8 goroutines: ops/s, CPU-ns/op (user+system time of the
 //	    process per operation, so spinning shows), cores in use, and the
 //	    ratios of both to sync.Mutex.
 //
+// The floor lock (bench.FloorLock, "floor.GoidLock") is a measuring stick:
+// one atomic word holding the owner's goroutine ID, goid.Get and one
+// CompareAndSwap per call, waiters that only yield. Its row says what
+// owner tracking costs at least on the machine that ran the tables.
+//
 // Each measurement is repeated -rounds times after -warmup rounds that are
 // not counted (JRuby's Monitor cost 5.3x its Mutex cold and 2.15x warm);
 // tables show the median with the min and max. Rounds visit the locks in
 // turn, so that a noisy moment on a shared machine spreads over all of
-// them. -latency adds a percentile table of lock-acquire latency
-// (HdrHistogram); -workload pool runs Jetty's connection-pool workload and
-// -workload batch the batch-queue workload instead; -format picks text,
-// markdown, json or csv (lockplot charts the json). Results go to stdout,
-// progress and diagnostics to stderr. Bad flags exit with status 2.
+// them. -latency measures a percentile table of lock-acquire latency
+// (HdrHistogram, with the clock's own overhead subtracted): alone it is
+// the only table, with -workload headline it is added. -workload pool runs
+// Jetty's connection-pool workload and -workload batch the batch-queue
+// workload instead; -format picks text, markdown, json or csv (lockplot
+// charts the json). The markdown output is a whole page, BENCHMARKS.md:
+//
+//	go run ./bench/cmd/lockbench -format markdown -workload all -latency > BENCHMARKS.md
+//
+// JSON and CSV carry the start time, the Go version, the CPU and
+// locksmith's version. Results go to stdout, progress and diagnostics to
+// stderr. A bad flag prints a one-line usage and then the error, and exits
+// with status 2.
 //
 // Run `lockbench -h` for every flag.
 package main

@@ -4,12 +4,19 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/locksmith-go/locksmith/bench"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -43,7 +50,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-goroutines", "0"}, `"0" is not a positive integer`},
 		{[]string{"-batches", ""}, `"" is not a positive integer`},
 		{[]string{"-format", "xml"}, "must be one of text, markdown, json, csv"},
-		{[]string{"-workload", "stress"}, "must be one of headline, pool, batch, all"},
+		{[]string{"-workload", "stress"}, "must be one of headline, latency, pool, batch, all"},
 		{[]string{"-locks", "nosuch"}, `no lock matches "nosuch"`},
 		{[]string{"-locks", "["}, "bad lock pattern"},
 		{[]string{"-latency", "-workload", "pool"}, "does not apply to -workload pool"},
@@ -57,9 +64,14 @@ func TestBadFlags(t *testing.T) {
 			code, stdout, stderr := runArgs(t, tt.args...)
 			assert.Equal(t, exitUsage, code)
 			assert.Empty(t, stdout, "nothing on stdout for bad flags")
-			assert.Contains(t, stderr, tt.want)
-			assert.True(t, strings.Contains(stderr, "Run 'lockbench -h'") || strings.Contains(stderr, "usage: lockbench"),
-				"stderr says how to get help:\n%s", stderr)
+			// One short usage line, then the error, last, where a terminal
+			// leaves it in view; not the full flag list.
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			require.Len(t, lines, 2, "stderr:\n%s", stderr)
+			assert.Equal(t, shortUsage, lines[0])
+			assert.True(t, strings.HasPrefix(lines[1], "lockbench: "), lines[1])
+			assert.Contains(t, lines[1], tt.want)
+			assert.Contains(t, lines[0], "lockbench -h", "says how to get the flags")
 		})
 	}
 }
@@ -69,9 +81,53 @@ func TestHelp(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	assert.Empty(t, stdout)
 	for _, want := range []string{"usage: lockbench", "-pairs", "-goroutines", "-locks", "-rounds", "-warmup", "-latency",
-		"-workload", "-format", "mutex.Mutex/detect=order"} {
+		"-workload", "-format", "mutex.Mutex/detect=order", "floor.GoidLock",
+		"A .depthN lock is a monitor.Monitor held N-1 times"} {
 		assert.Contains(t, stderr, want)
 	}
+}
+
+// TestDepthAndFloorExplained: the tables say what the depthN rows and the
+// floor row are, in the output itself.
+func TestDepthAndFloorExplained(t *testing.T) {
+	code, stdout, stderr := runArgs(t, append([]string{"-quiet"}, tiny...)...)
+	require.Equal(t, exitOK, code, stderr)
+	pairs := stdout[strings.Index(stdout, "Uncontended"):strings.Index(stdout, "Two nested")]
+	assert.Contains(t, pairs, "monitor.Monitor.depth2 and .depth8 (depthN) measure a Monitor at N holds: "+
+		"the measured pair is a re-entry by a goroutine that already holds the monitor N-1 times")
+	assert.Contains(t, pairs, "vs floor against floor.GoidLock (one atomic word holding the owner's goroutine ID")
+	contended := stdout[strings.Index(stdout, "Contended"):]
+	assert.Contains(t, contended, "each critical section takes the monitor once, re-enters it N-1 times")
+}
+
+// TestBaselinesAlwaysIncluded: whatever -locks chooses, sync.Mutex and the
+// floor lock come first, since every ratio is taken against them.
+func TestBaselinesAlwaysIncluded(t *testing.T) {
+	for _, locks := range []string{"mutex.Mutex/detect=off", "floor.GoidLock,mutex.Mutex/detect=off", "sync.Mutex,mutex.Mutex/detect=off"} {
+		cfg, err := parseArgs([]string{"-locks", locks}, io.Discard)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"sync.Mutex", "floor.GoidLock", "mutex.Mutex/detect=off"}, bench.Names(cfg.locks), locks)
+	}
+}
+
+// TestLatencyAlone: -latency on its own measures the percentile table and
+// nothing else, as -workload latency does; with -workload headline it is
+// added to the headline tables.
+func TestLatencyAlone(t *testing.T) {
+	for _, args := range [][]string{{"-latency"}, {"-workload", "latency"}} {
+		code, stdout, stderr := runArgs(t, append(append([]string{"-quiet"}, args...), tiny...)...)
+		require.Equal(t, exitOK, code, stderr)
+		assert.Contains(t, stdout, "Lock-acquire latency", args)
+		assert.Contains(t, stdout, "P99.9", args)
+		assert.NotContains(t, stdout, "Uncontended", args)
+		assert.NotContains(t, stdout, "Contended:", args)
+		assert.Regexp(t, `less the clock's own overhead, [1-9]\d* ns on this machine`, stdout)
+		assert.Regexp(t, `The clock moves in steps of about [1-9]\d* ns here`, stdout)
+	}
+	code, stdout, stderr := runArgs(t, append([]string{"-quiet", "-latency", "-workload", "headline"}, tiny...)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "Uncontended")
+	assert.Contains(t, stdout, "Lock-acquire latency")
 }
 
 func TestText(t *testing.T) {
@@ -103,13 +159,28 @@ func TestQuiet(t *testing.T) {
 	assert.Empty(t, stderr)
 }
 
+// TestMarkdown: the markdown page is BENCHMARKS.md as one command makes
+// it: the command, the machine, the targets, ratio tables with the floor.
 func TestMarkdown(t *testing.T) {
 	code, stdout, stderr := runArgs(t, append([]string{"-format", "markdown", "-quiet"}, tiny...)...)
 	require.Equal(t, exitOK, code, stderr)
+	env := bench.Environment()
+	assert.True(t, strings.HasPrefix(stdout, "# Benchmarks\n"))
+	assert.Contains(t, stdout, "```sh\ngo run ./bench/cmd/lockbench -format markdown -quiet")
+	assert.Contains(t, stdout, "> BENCHMARKS.md\n```")
+	assert.Contains(t, stdout, "| CPU | "+env.CPU+" |")
+	assert.Contains(t, stdout, fmt.Sprintf("| Cores | %d (GOMAXPROCS %d) |", env.NumCPU, env.GOMAXPROCS))
+	assert.Contains(t, stdout, "| Go | "+env.GoVersion)
+	assert.Contains(t, stdout, "**Where ratios depend on the CPU.**")
+	assert.Contains(t, stdout, "## Targets")
+	assert.Regexp(t, "\\| `mutex.Mutex` pair vs floor pair \\| \\d+\\.\\d\\dx \\| ≤ 1.00x \\| (yes|no) \\|", stdout)
+	assert.Regexp(t, "\\| `monitor.Monitor` re-entry pair \\(depth2\\) vs floor pair \\| \\d+\\.\\d\\dx \\| ≤ 0.80x", stdout)
 	assert.Contains(t, stdout, "### Uncontended: 1,000 Lock/Unlock pairs")
+	assert.Contains(t, stdout, "| lock | vs floor | range | vs sync.Mutex | range |")
+	assert.Contains(t, stdout, "| `floor.GoidLock` | 1.00x |")
+	assert.NotContains(t, stdout, "ns/pair", "ratios, not times")
 	assert.Contains(t, stdout, "| :--- |")
 	assert.Contains(t, stdout, "**2 goroutines**")
-	assert.Contains(t, stdout, "`go run ./bench/cmd/lockbench -format markdown -quiet")
 	for _, line := range strings.Split(stdout, "\n") {
 		if strings.HasPrefix(line, "|") {
 			assert.True(t, strings.HasSuffix(line, "|"), "table row %q", line)
@@ -118,11 +189,21 @@ func TestMarkdown(t *testing.T) {
 }
 
 func TestJSON(t *testing.T) {
-	code, stdout, stderr := runArgs(t, append([]string{"-format", "json", "-quiet", "-latency"}, tiny...)...)
+	code, stdout, stderr := runArgs(t, append([]string{"-format", "json", "-quiet", "-latency", "-workload", "headline"}, tiny...)...)
 	require.Equal(t, exitOK, code, stderr)
 	var rep report
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
-	assert.NotEmpty(t, rep.Env.GoVersion)
+	assert.Equal(t, runtime.Version(), rep.Env.GoVersion)
+	assert.Equal(t, bench.Environment().CPU, rep.Env.CPU)
+	assert.NotEmpty(t, rep.Library)
+	ts, err := time.Parse(time.RFC3339, rep.Timestamp)
+	require.NoError(t, err, "timestamp %q", rep.Timestamp)
+	assert.WithinDuration(t, time.Now(), ts, time.Hour)
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &raw))
+	for _, k := range []string{"timestamp", "library_version", "env"} {
+		assert.Contains(t, raw, k)
+	}
 	assert.Equal(t, 1, rep.Rounds)
 	assert.Positive(t, rep.Work.InsideIters)
 	kinds := map[string]*section{}
@@ -136,14 +217,17 @@ func TestJSON(t *testing.T) {
 	pairs := kinds[kindPairs]
 	assert.Equal(t, "sync.Mutex", pairs.Rows[0].Lock, "the baseline is always first")
 	assert.InDelta(t, 1, pairs.Rows[0].Ratio, 1e-9)
-	assert.Len(t, pairs.Rows, 4)
+	assert.Equal(t, "floor.GoidLock", pairs.Rows[1].Lock, "the floor lock is always second")
+	assert.InDelta(t, 1, pairs.Rows[1].FloorRatio, 1e-9)
+	assert.Len(t, pairs.Rows, 5)
 	for _, r := range pairs.Rows {
 		assert.EqualValues(t, 1000, r.Ops)
 		assert.Positive(t, r.NsPerOp.Median)
 		assert.LessOrEqual(t, r.NsPerOp.Min, r.NsPerOp.Median)
 		assert.GreaterOrEqual(t, r.NsPerOp.Max, r.NsPerOp.Median)
 	}
-	assert.Len(t, kinds[kindContended].Rows, 8, "4 locks at 2 goroutine counts")
+	assert.Len(t, kinds[kindContended].Rows, 10, "5 locks at 2 goroutine counts")
+	assert.Equal(t, int64(bench.ClockOverhead()), kinds[kindLatency].ClockNs, "the clock overhead subtracted")
 	for _, r := range kinds[kindContended].Rows {
 		assert.Contains(t, []int{1, 2}, r.Goroutines)
 		assert.Positive(t, r.Ratio)
@@ -164,10 +248,20 @@ func TestCSV(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, recs)
 	assert.Equal(t, csvHeader, recs[0])
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
 	seen := map[string]bool{}
 	for _, r := range recs[1:] {
 		require.Len(t, r, len(csvHeader))
-		seen[r[0]] = true
+		seen[r[col["section"]]] = true
+		_, err := time.Parse(time.RFC3339, r[col["timestamp"]])
+		assert.NoError(t, err)
+		assert.Equal(t, runtime.Version(), r[col["go_version"]])
+		assert.Equal(t, bench.Environment().CPU, r[col["cpu"]])
+		assert.Equal(t, strconv.Itoa(runtime.NumCPU()), r[col["num_cpu"]])
+		assert.NotEmpty(t, r[col["library_version"]])
 	}
 	for _, k := range []string{kindPairs, kindNested, kindContended, kindPool, kindBatch} {
 		assert.True(t, seen[k], "section %s in the CSV", k)

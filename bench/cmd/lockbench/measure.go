@@ -14,6 +14,12 @@ import (
 // report is everything a run measured, in the form the writers and the
 // JSON output use.
 type report struct {
+	// Timestamp is when the run started, in UTC (RFC 3339).
+	Timestamp string `json:"timestamp"`
+	// Library is the version of locksmith measured: the module version,
+	// else the VCS revision (with "+dirty" for uncommitted changes), else
+	// "(devel)". See libraryVersion.
+	Library  string     `json:"library_version"`
 	Env      bench.Env  `json:"env"`
 	Args     []string   `json:"args"`
 	Rounds   int        `json:"rounds"`
@@ -44,7 +50,13 @@ type section struct {
 	Kind  string `json:"kind"`
 	Title string `json:"title"`
 	Ops   int    `json:"ops"` // operations per round: pairs, critical sections, acquisitions, items per producer
-	Rows  []*row `json:"rows"`
+	// ClockNs, in the latency section, is the clock overhead subtracted
+	// from every sample (bench.ClockOverhead).
+	ClockNs int64 `json:"clock_overhead_ns,omitempty"`
+	// ClockStepNs, in the latency section, is bench.ClockStep: about the
+	// clock's resolution.
+	ClockStepNs int64  `json:"clock_step_ns,omitempty"`
+	Rows        []*row `json:"rows"`
 }
 
 // stat is a metric over the counted rounds.
@@ -85,8 +97,13 @@ type row struct {
 	OpsPerSec  stat    `json:"ops_per_sec"`
 	CPUNsPerOp stat    `json:"cpu_ns_per_op"`
 	Cores      stat    `json:"cores"`
-	Ratio      float64 `json:"ratio,omitempty"`     // see section writers: vs sync.Mutex, or vs batch 1
-	CPURatio   float64 `json:"cpu_ratio,omitempty"` // contended: CPU-ns/op vs sync.Mutex
+	Ratio      float64 `json:"ratio,omitempty"`       // see section writers: vs sync.Mutex, or vs batch 1
+	FloorRatio float64 `json:"floor_ratio,omitempty"` // pairs and nested: ns/op vs the floor lock
+	CPURatio   float64 `json:"cpu_ratio,omitempty"`   // CPU-ns/op vs sync.Mutex
+	// FloorCPURatio (pairs and nested) is CPU-ns/op against the floor
+	// lock: the figure the uncontended targets are read from, see
+	// simpleSection.
+	FloorCPURatio float64 `json:"floor_cpu_ratio,omitempty"`
 
 	Acquire *stat `json:"acquire_per_sec,omitempty"` // pool
 	Release *stat `json:"release_per_sec,omitempty"`
@@ -210,10 +227,12 @@ func ratio(x, base float64) float64 {
 func measure(cfg config, p *progress) (*report, error) {
 	inside, outside := bench.Calibrate(cfg.inside), bench.Calibrate(cfg.outside)
 	rep := &report{
-		Env:    bench.Environment(),
-		Args:   cfg.args,
-		Rounds: cfg.rounds,
-		Warmup: cfg.warmup,
+		Timestamp: time.Now().UTC().Format(time.RFC3339),
+		Library:   libraryVersion(),
+		Env:       bench.Environment(),
+		Args:      cfg.args,
+		Rounds:    cfg.rounds,
+		Warmup:    cfg.warmup,
 		Work: workInfo{
 			InsideNs: int64(cfg.inside), InsideIters: inside.Iters,
 			OutsideNs: int64(cfg.outside), OutsideIters: outside.Iters,
@@ -230,7 +249,7 @@ func measure(cfg config, p *progress) (*report, error) {
 		{headline, pairsSection},
 		{headline, nestedSection},
 		{headline, contendedSection},
-		{headline && cfg.latency, latencySection},
+		{(headline || cfg.workload == "latency") && cfg.latency, latencySection},
 		{cfg.workload == "pool" || cfg.workload == "all", poolSection},
 		{cfg.workload == "batch" || cfg.workload == "all", batchSection},
 	}
@@ -271,7 +290,12 @@ func nestedSection(cfg config, p *progress, _, _ bench.Work) (*section, error) {
 }
 
 // simpleSection measures one-row-per-lock tables; ratio is ns/op against
-// the first row (sync.Mutex).
+// the first row (sync.Mutex), floor ratio against the floor lock, and the
+// CPU ratios the same for CPU-ns/op. One goroutine runs the loop and
+// nothing else in the process runs meanwhile, so its CPU time is the
+// loop's time on a CPU: unlike real time, it does not grow while other
+// processes on a shared machine hold the CPU, which is why the
+// uncontended targets are read from the CPU ratios.
 func simpleSection(cfg config, p *progress, kind, title string, ops int, cells []cell) (*section, error) {
 	samples, err := runCells(cfg, p, title, cells)
 	if err != nil {
@@ -281,8 +305,19 @@ func simpleSection(cfg config, p *progress, kind, title string, ops int, cells [
 	for i, c := range cells {
 		sec.Rows = append(sec.Rows, rowOf(c, samples[i]))
 	}
+	var floor *row
+	for _, r := range sec.Rows {
+		if r.Lock == bench.FloorName {
+			floor = r
+		}
+	}
 	for _, r := range sec.Rows {
 		r.Ratio = ratio(r.NsPerOp.Median, sec.Rows[0].NsPerOp.Median)
+		r.CPURatio = ratio(r.CPUNsPerOp.Median, sec.Rows[0].CPUNsPerOp.Median)
+		if floor != nil {
+			r.FloorRatio = ratio(r.NsPerOp.Median, floor.NsPerOp.Median)
+			r.FloorCPURatio = ratio(r.CPUNsPerOp.Median, floor.CPUNsPerOp.Median)
+		}
 	}
 	return sec, nil
 }
@@ -336,6 +371,7 @@ func latencySection(cfg config, p *progress, inside, outside bench.Work) (*secti
 		return nil, err
 	}
 	sec := &section{Kind: kindLatency, Title: title, Ops: cfg.ops}
+	sec.ClockNs, sec.ClockStepNs = int64(bench.ClockOverhead()), int64(bench.ClockStep())
 	for i, c := range cells {
 		sec.Rows = append(sec.Rows, rowOf(c, samples[i]))
 	}

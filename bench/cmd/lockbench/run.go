@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,16 +43,22 @@ type config struct {
 }
 
 var (
-	workloads = []string{"headline", "pool", "batch", "all"}
+	workloads = []string{"headline", "latency", "pool", "batch", "all"}
 	formats   = []string{"text", "markdown", "json", "csv"}
 )
+
+// errHelp is parseArgs's answer to -h: the full usage has been printed.
+var errHelp = flag.ErrHelp
+
+// shortUsage is the one line printed before a flag error.
+const shortUsage = "usage: lockbench [flags]; 'lockbench -h' lists the flags"
 
 // run is the command: it parses args, measures, and writes the results to
 // stdout and progress and diagnostics to stderr. It returns the exit
 // status.
 func run(args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseArgs(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
+	if errors.Is(err, errHelp) {
 		return exitOK
 	}
 	if err != nil {
@@ -73,7 +80,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // parseArgs parses and checks args. Errors have been reported to stderr
-// when it returns; flag.ErrHelp means -h was asked for.
+// when it returns: the short usage line, then the error, last, where a
+// terminal leaves it in view. errHelp means -h was asked for and the full
+// usage printed.
 func parseArgs(args []string, stderr io.Writer) (config, error) {
 	cfg := config{
 		goroutines: []int{1, 2, 4, 8},
@@ -83,13 +92,22 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		args:       args,
 	}
 	fs := flag.NewFlagSet("lockbench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: lockbench [flags]\n\n"+
-			"Measures locksmith's locks beside sync.Mutex, go-deadlock, spin locks and a channel lock.\n"+
-			"Results go to stdout, progress to stderr. Flags:\n\n")
+	// The flag package prints an error and then the whole usage; lockbench
+	// prints the usage only for -h, and a bad flag's error after one line.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	usage := func() {
+		fmt.Fprintf(stderr, "usage: lockbench [flags]\n\n"+
+			"Measures locksmith's locks beside sync.Mutex, the floor lock (%s: owner word plus goid.Get,\n"+
+			"the least owner tracking costs), go-deadlock, spin locks and a channel lock.\n"+
+			"Results go to stdout, progress to stderr. Flags:\n\n", bench.FloorName)
+		fs.SetOutput(stderr)
 		fs.PrintDefaults()
-		fmt.Fprintf(fs.Output(), "\nLocks: %s\n", strings.Join(bench.Names(bench.Locks()), ", "))
+		fs.SetOutput(io.Discard)
+		fmt.Fprintf(stderr, "\nLocks: %s\n", strings.Join(bench.Names(bench.Locks()), ", "))
+		fmt.Fprintf(stderr, "\nA .depthN lock is a monitor.Monitor held N-1 times before each measured Lock: in the\n"+
+			"uncontended table a re-entry pair at depth N, in the contended ones a critical section that\n"+
+			"takes the monitor and re-enters it N-1 times.\n")
 	}
 	var locks string
 	fs.IntVar(&cfg.pairs, "pairs", 1000000, "`N` uncontended Lock/Unlock pairs per round")
@@ -102,22 +120,40 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		"e.g. mutex.Mutex,*/detect=off); default all. sync.Mutex is always included as the baseline")
 	fs.IntVar(&cfg.rounds, "rounds", 3, "`N` counted rounds per measurement; tables show the median, min and max")
 	fs.IntVar(&cfg.warmup, "warmup", 1, "`N` rounds run first and not counted")
-	fs.BoolVar(&cfg.latency, "latency", false, "add a percentile table of lock-acquire latency (headline workload)")
+	fs.BoolVar(&cfg.latency, "latency", false, "measure the percentile table of lock-acquire latency: alone, that table only\n"+
+		"(-workload latency); with -workload headline or all, added to it")
 	fs.Var(choice{&cfg.workload, workloads}, "workload", "`workload` to run: "+strings.Join(workloads, ", ")+
-		"; pool is Jetty's connection-pool workload, batch the batch-queue workload")
+		"; headline is the uncontended, nested and contended tables, latency the\n"+
+		"lock-acquire percentiles, pool Jetty's connection-pool workload, batch the batch-queue workload")
 	fs.Var(choice{&cfg.format, formats}, "format", "output `format`: "+strings.Join(formats, ", "))
 	fs.DurationVar(&cfg.inside, "work", bench.DefaultInside, "work inside each contended critical section")
 	fs.DurationVar(&cfg.outside, "outside", bench.DefaultOutside, "work between a goroutine's critical sections")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "no progress on stderr")
 	fs.DurationVar(&cfg.soak, "soak", 0, "instead of measuring, run the stress mix of every primitive for `duration`, a third in each\n"+
 		"detect mode, and print operations per primitive and anomalies (exit status 1 if any)")
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
 	fail := func(format string, a ...any) (config, error) {
 		err := fmt.Errorf(format, a...)
-		fmt.Fprintf(stderr, "lockbench: %v\nRun 'lockbench -h' for usage.\n", err)
+		fmt.Fprintf(stderr, "%s\nlockbench: %v\n", shortUsage, err)
 		return cfg, err
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage()
+			return cfg, errHelp
+		}
+		return fail("%v", err)
+	}
+	workloadSet := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "workload" {
+			workloadSet = true
+		}
+	})
+	if cfg.latency && !workloadSet {
+		cfg.workload = "latency"
+	}
+	if cfg.workload == "latency" {
+		cfg.latency = true
 	}
 	if fs.NArg() > 0 {
 		return fail("unexpected argument %q: lockbench takes only flags", fs.Arg(0))
@@ -144,15 +180,25 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		if err != nil {
 			return fail("-locks: %v", err)
 		}
-		if sel[0].Name != all[0].Name {
-			sel = append([]bench.Lock{all[0]}, sel...) // the baseline
-		}
-		cfg.locks = sel
+		cfg.locks = withBaselines(all, sel)
 	}
 	if cfg.latency && (cfg.workload == "pool" || cfg.workload == "batch") {
 		return fail("-latency measures the headline's contended locks; it does not apply to -workload %s", cfg.workload)
 	}
 	return cfg, nil
+}
+
+// withBaselines returns the locks of all that are in sel or are one of the
+// baselines every ratio is taken against (sync.Mutex and the floor lock,
+// the first two of all), in all's order.
+func withBaselines(all, sel []bench.Lock) []bench.Lock {
+	var out []bench.Lock
+	for i, l := range all {
+		if i < 2 || slices.ContainsFunc(sel, func(s bench.Lock) bool { return s.Name == l.Name }) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // intList is a flag.Value for a comma-separated list of positive ints.

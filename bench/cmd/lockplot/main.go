@@ -12,6 +12,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -21,8 +22,10 @@ import (
 	"slices"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
@@ -119,15 +122,28 @@ func plotFile(name string, in io.Reader) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(name)
-	if err != nil {
+	var buf bytes.Buffer
+	if _, err := svg.WriteTo(&buf); err != nil {
 		return err
 	}
-	if _, err := svg.WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return os.WriteFile(name, portableFonts(buf.Bytes()), 0o644)
+}
+
+// chartFont is the face the chart is laid out with: Liberation Sans, whose
+// metrics gonum/plot knows and which is metric-compatible with Arial and
+// Helvetica.
+var chartFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// fontFallback is the font-family list the SVG names: Liberation Sans where
+// it is installed, else Arial or Helvetica (same widths, so labels fit as
+// laid out), else the viewer's sans-serif. Nothing needs installing.
+const fontFallback = "Liberation Sans,Arial,Helvetica,sans-serif"
+
+// portableFonts replaces the single family gonum/plot writes with
+// fontFallback. Embedding the font instead (vgsvg.EmbedFonts) would add
+// some 300 kB of base64 to a 10 kB chart.
+func portableFonts(svg []byte) []byte {
+	return bytes.ReplaceAll(svg, []byte("font-family:Liberation Sans;"), []byte("font-family:"+fontFallback+";"))
 }
 
 // goroutinesOf returns the goroutine counts of sec's rows, in order.
@@ -160,6 +176,10 @@ func chart(sec *section, subtitle string) (*vgsvg.Canvas, error) {
 	}
 	newPlot := func(title, ylabel string) *plot.Plot {
 		p := plot.New()
+		for _, t := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle,
+			&p.X.Tick.Label, &p.Y.Tick.Label} {
+			t.Font.Typeface, t.Font.Variant = chartFont.Typeface, chartFont.Variant
+		}
 		p.Title.Text = title
 		p.X.Label.Text = "goroutines"
 		p.Y.Label.Text = ylabel
@@ -172,6 +192,7 @@ func chart(sec *section, subtitle string) (*vgsvg.Canvas, error) {
 	top := newPlot("Throughput ("+subtitle+")", "million critical sections per second")
 	bottom := newPlot("CPU time per critical section (user+system, all cores)", "CPU-ns/op")
 	legend := plot.NewLegend()
+	legend.TextStyle.Font.Typeface, legend.TextStyle.Font.Variant = chartFont.Typeface, chartFont.Variant
 	legend.Top, legend.Left = true, true
 	for i, name := range names {
 		for j, p := range []*plot.Plot{top, bottom} {

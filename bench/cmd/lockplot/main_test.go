@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -50,6 +51,14 @@ func TestChartOfLockbenchRun(t *testing.T) {
 		assert.Contains(t, svg, "goroutines")
 		assert.Contains(t, svg, "spin.TTAS", "the legend names the locks")
 		assert.Contains(t, svg, "mutex.Mutex/detect=off")
+		// Legible without extra fonts: every text names widely installed,
+		// metric-compatible families and a generic fallback.
+		fams := regexp.MustCompile(`font-family:([^;"]*)`).FindAllStringSubmatch(svg, -1)
+		require.NotEmpty(t, fams)
+		for _, f := range fams {
+			assert.Equal(t, "Liberation Sans,Arial,Helvetica,sans-serif", f[1])
+		}
+		assert.NotContains(t, svg, "Serif")
 	}
 
 	fromStdin := filepath.Join(dir, "stdin.svg")

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/locksmith-go/locksmith/bench"
+)
+
+// writeDocument writes rep as a Markdown page meant to be BENCHMARKS.md:
+// the machine and the command that made it, the targets with the ratios
+// measured against them, every table as ratios (the medians' ratios, and
+// the range the counted rounds spread over), and how to read them. Only
+// the latency table is in nanoseconds: a percentile has no baseline to
+// divide by.
+func writeDocument(w io.Writer, rep *report) error {
+	ew := &errWriter{w: w}
+	e := rep.Env
+	cmd := strings.TrimSpace("go run ./bench/cmd/lockbench " + strings.Join(rep.Args, " "))
+	ew.printf("# Benchmarks\n\n")
+	ew.printf("What owner tracking, reentrancy and deadlock detection cost, as ratios to `sync.Mutex` and to a floor lock, "+
+		"measured in one process. This page is the output of one command, run from the repository root:\n\n"+
+		"```sh\n%s > BENCHMARKS.md\n```\n\n", cmd)
+	ew.printf("| Run | |\n| :--- | :--- |\n")
+	ew.printf("| CPU | %s |\n| Cores | %d (GOMAXPROCS %d) |\n| Go | %s %s/%s |\n| locksmith | %s |\n| Started | %s |\n",
+		e.CPU, e.NumCPU, e.GOMAXPROCS, e.GoVersion, e.GOOS, e.GOARCH, rep.Library, rep.Timestamp)
+	ew.printf("| Rounds | %d counted after %d warm-up, the locks visited in turn in each round |\n\n", rep.Rounds, rep.Warmup)
+	ew.printf("%s\n", docIntro)
+
+	if ts := targets(rep); len(ts) > 0 {
+		ew.printf("\n## Targets\n\n%s\n\n", targetsIntro)
+		writeMarkdown(ew, table{header: []string{"question", "measured", "target", "met"}, rows: ts})
+	}
+	ew.printf("\n## Tables\n")
+	for _, sec := range rep.Sections {
+		note, tables := docLayout(sec)
+		ew.printf("\n### %s\n\n%s\n", sec.Title, note)
+		for _, t := range tables {
+			writeMarkdown(ew, t)
+		}
+	}
+	ew.printf("\n%s", docReading)
+	return ew.err
+}
+
+const docIntro = "Ratios, not times: a ratio taken in one process, with the locks measured in turn, survives a noisy or " +
+	"shared machine far better than a nanosecond figure, and says what a user will see relative to what they use now. " +
+	"`floor.GoidLock` (`bench.FloorLock`) is a measuring stick, not a lock to use: " + floorNote + ". " +
+	"A locksmith lock can beat it only by doing that work in fewer instructions: on amd64 their Lock and Unlock " +
+	"are one call each into assembly, where the floor lock's Lock is a call that calls `goid`'s assembly.\n\n" +
+	"**Where ratios depend on the CPU.** An owner-checked lock pays what `sync.Mutex` pays (a CompareAndSwap or an " +
+	"atomic add per call) plus a goroutine-ID read and a call per Lock and per Unlock. The extra part costs about " +
+	"the same on every CPU; the atomics do not: on some CPUs a `sync.Mutex` pair takes 12 ns, on others 5 ns. So the " +
+	"dearer the atomics, the closer the uncontended ratios to `sync.Mutex` come to 1, and a Monitor re-entry, which " +
+	"makes no atomic write, looks cheaper against `sync.Mutex` the slower the atomics are: ratios to `sync.Mutex` hold " +
+	"for the CPU named above only. Ratios to the floor lock, which pays the same atomics and an ID read, move much " +
+	"less between machines. The contended ratios depend on the core count and on the scheduler more than on the CPU " +
+	"model; on a machine shared with other work (cores well under GOMAXPROCS in the contended tables) their " +
+	"throughput ratios swing widely from round to round, and the CPU-per-op ratios are the steadier figure."
+
+const targetsIntro = "Read off the tables below (medians; uncontended figures in CPU time per op; locksmith's locks in the " +
+	"default detection mode, Cycles, whose fast paths are those of Off). The floor lock cannot be re-entered, so the re-entry target compares a " +
+	"Monitor's re-entry pair with the floor lock's plain pair, the least any pair that checks the owner costs. " +
+	"\"no\" is reported as measured, not hidden: the tables and the README say what limits it."
+
+const docReading = `## Reading the tables
+
+- **vs floor** and **vs sync.Mutex** (uncontended and nested tables) are the lock's median CPU time per op over the
+  baseline's median; **range** is each counted round's over the same baseline median, lowest to highest.
+- **ops/s** and **CPU/op** (contended) are against ` + "`sync.Mutex`" + ` at the same goroutine count: ops/s above 1 is
+  faster, CPU/op above 1 burns more of the machine per critical section (user+system time of the whole process,
+  so a lock that spins, or a scheduler that spins looking for work, shows here even when throughput looks good).
+  **cores** is CPU time over real time.
+- ` + "`monitor.Monitor.depth2`" + ` and ` + "`.depth8`" + `: in the uncontended table, a re-entry pair by a goroutine
+  already holding the monitor 1 or 7 times; in the contended tables, a critical section that takes the monitor
+  and re-enters it 1 or 7 times.
+- ` + "`detect=off|cycles|order`" + ` is the detection mode in force (` + "`detect.Configure`" + `) while that row ran.
+- The latency table is in nanoseconds on this machine, with the clock's own overhead subtracted (its note says how).
+
+## The Go benchmarks
+
+The same scenarios run under ` + "`testing.B`" + ` for benchstat; uncontended and nested loops call each lock's
+methods on its concrete type, as users do:
+
+` + "```sh" + `
+go test -run '^$' -bench . -count 10 ./bench/ > new.txt          # every scenario and lock, about 40 minutes on 2 cores
+go test -run '^$' -bench 'Uncontended|Reentry' -count 10 ./mutex ./monitor >> new.txt
+go run golang.org/x/perf/cmd/benchstat@latest new.txt
+` + "```" + `
+
+` + "`go test ./bench/...`" + ` without ` + "`-bench`" + ` runs every benchmark once, so that none of them rots.
+`
+
+// docLayout is layout for the document: ratios instead of times.
+func docLayout(sec *section) (string, []table) {
+	switch sec.Kind {
+	case kindPairs, kindNested:
+		floor := floorRow(sec)
+		t := table{header: []string{"lock", "vs floor", "range", "vs sync.Mutex", "range", "real time vs sync.Mutex"}}
+		for _, r := range sec.Rows {
+			var fl, fr string = "–", "–"
+			if floor != nil {
+				fl, fr = times(r.FloorCPURatio), ratioRange(r.CPUNsPerOp, floor.CPUNsPerOp.Median)
+			}
+			t.rows = append(t.rows, []string{md(r.Lock), fl, fr, times(r.CPURatio), ratioRange(r.CPUNsPerOp, sec.Rows[0].CPUNsPerOp.Median),
+				times(r.Ratio)})
+		}
+		note := "CPU time per op against the floor lock and against `sync.Mutex`; lower is cheaper. One goroutine runs the loop and " +
+			"nothing else in the process runs, so its CPU time is the loop's time on a CPU, which other processes on a shared machine " +
+			"do not inflate as they do real time; the last column is the real-time ratio to `sync.Mutex`, for comparison."
+		if sec.Kind == kindPairs {
+			note += " A `depthN` row is a re-entry pair at N holds."
+		}
+		return note, []table{t}
+	case kindContended:
+		var ts []table
+		for _, g := range goroutinesOf(sec) {
+			t := table{heading: fmt.Sprintf("%d goroutine%s", g, plural(g)),
+				header: []string{"lock", "ops/s vs sync.Mutex", "range", "CPU/op vs sync.Mutex", "range", "cores"}}
+			base := baseRow(sec, g)
+			for _, r := range sec.Rows {
+				if r.Goroutines != g || base == nil {
+					continue
+				}
+				t.rows = append(t.rows, []string{md(r.Lock),
+					times(r.Ratio), ratioRange(r.OpsPerSec, base.OpsPerSec.Median),
+					times(r.CPURatio), ratioRange(r.CPUNsPerOp, base.CPUNsPerOp.Median),
+					fmt.Sprintf("%.2f", r.Cores.Median)})
+			}
+			ts = append(ts, t)
+		}
+		return "Throughput and CPU per critical section against `sync.Mutex` at the same goroutine count; " +
+			"a `depthN` row re-enters the monitor N-1 times per critical section.", ts
+	case kindLatency:
+		note, ts := layout(sec)
+		var out []table
+		for _, t := range ts {
+			if strings.HasSuffix(t.heading, "nanos") {
+				t.heading = strings.TrimSuffix(t.heading, ", nanos") + ", ns"
+				for _, r := range t.rows {
+					r[0] = md(r[0])
+				}
+				out = append(out, t)
+			}
+		}
+		return note, out
+	case kindPool:
+		t := table{header: []string{"lock", "acquire/s vs sync.Mutex", "range", "CPU/op vs sync.Mutex", "cores"}}
+		base := sec.Rows[0]
+		for _, r := range sec.Rows {
+			t.rows = append(t.rows, []string{md(r.Lock), times(r.Ratio), ratioRange(*r.Acquire, base.Acquire.Median),
+				times(ratio(r.CPUNsPerOp.Median, base.CPUNsPerOp.Median)), fmt.Sprintf("%.2f", r.Cores.Median)})
+		}
+		return "Acquisitions per second and CPU per pool operation against `sync.Mutex`; the channels that hand " +
+			"connections between goroutines cost the same for every lock, so the ratios are smaller than the locks' own difference.", []table{t}
+	case kindBatch:
+		t := table{header: []string{"queue", "batch", "items/s vs batch 1", "range", "cores"}}
+		for _, r := range sec.Rows {
+			one := r.OpsPerSec.Median
+			if r.Ratio != 0 {
+				one = r.OpsPerSec.Median / r.Ratio
+			}
+			t.rows = append(t.rows, []string{md(r.Lock), strconv.Itoa(r.Batch), times(r.Ratio), ratioRange(r.OpsPerSec, one),
+				fmt.Sprintf("%.2f", r.Cores.Median)})
+		}
+		return "Items per second against the same queue moving one item at a time.", []table{t}
+	}
+	return "", nil
+}
+
+// ratioRange formats the counted rounds' spread of s as ratios to base.
+func ratioRange(s stat, base float64) string {
+	if base == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f–%.2f", s.Min/base, s.Max/base)
+}
+
+func md(name string) string { return "`" + name + "`" }
+
+func floorRow(sec *section) *row {
+	for _, r := range sec.Rows {
+		if r.Lock == bench.FloorName {
+			return r
+		}
+	}
+	return nil
+}
+
+func baseRow(sec *section, g int) *row {
+	for _, r := range sec.Rows {
+		if r.Goroutines == g && r.Lock == bench.Locks()[0].Name {
+			return r
+		}
+	}
+	return nil
+}
+
+// targets checks the run against the uncontended and contended targets,
+// one row per target whose locks were measured.
+func targets(rep *report) [][]string {
+	var pairs, contended *section
+	for _, s := range rep.Sections {
+		switch s.Kind {
+		case kindPairs:
+			pairs = s
+		case kindContended:
+			contended = s
+		}
+	}
+	var out [][]string
+	check := func(q string, v float64, atMost bool, target float64) {
+		v = math.Round(v*100) / 100 // judged as shown
+		met := v <= target
+		op := "≤"
+		if !atMost {
+			met, op = v >= target, "≥"
+		}
+		out = append(out, []string{q, fmt.Sprintf("%.2fx", v), fmt.Sprintf("%s %.2fx", op, target), map[bool]string{true: "yes", false: "no"}[met]})
+	}
+	mode := "cycles"
+	find := func(sec *section, name string, g int) *row {
+		for _, r := range sec.Rows {
+			if r.Lock == name && r.Goroutines == g {
+				return r
+			}
+		}
+		return nil
+	}
+	if pairs != nil {
+		if find(pairs, "mutex.Mutex/detect=cycles", 0) == nil {
+			mode = "off"
+		}
+		floor := floorRow(pairs)
+		mu := find(pairs, "mutex.Mutex/detect="+mode, 0)
+		mo := find(pairs, "monitor.Monitor/detect="+mode, 0)
+		re := find(pairs, "monitor.Monitor.depth2/detect="+mode, 0)
+		if floor != nil && mu != nil {
+			check("`mutex.Mutex` pair vs floor pair", mu.FloorCPURatio, true, 1.0)
+		}
+		if floor != nil && mo != nil {
+			check("`monitor.Monitor` first-entry pair vs floor pair", mo.FloorCPURatio, true, 1.0)
+		}
+		if floor != nil && re != nil {
+			check("`monitor.Monitor` re-entry pair (depth2) vs floor pair", re.FloorCPURatio, true, 0.8)
+		}
+		if mu != nil && mo != nil {
+			check("`monitor.Monitor` vs `mutex.Mutex`, first entry", ratio(mo.CPUNsPerOp.Median, mu.CPUNsPerOp.Median), true, 1.1)
+		}
+	}
+	if contended != nil {
+		for _, name := range []string{"mutex.Mutex/detect=" + mode, "monitor.Monitor/detect=" + mode} {
+			for _, g := range []int{2, 4, 8} {
+				r := find(contended, name, g)
+				if r == nil {
+					continue
+				}
+				check(fmt.Sprintf("`%s`, %d goroutines: ops/s vs `sync.Mutex`", name, g), r.Ratio, false, 0.9)
+				check(fmt.Sprintf("`%s`, %d goroutines: CPU/op vs `sync.Mutex`", name, g), r.CPURatio, true, 1.2)
+			}
+		}
+	}
+	return out
+}

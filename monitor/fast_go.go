@@ -1,0 +1,10 @@
+//go:build !amd64 || !gc || race || purego
+
+package monitor
+
+// Without the assembly fast path (other platforms, the race detector,
+// which does not see atomics made in assembly, or the purego tag), Lock
+// and Unlock are the Go code.
+
+func lock(m *Monitor)   { lockGo(m) }
+func unlock(m *Monitor) { unlockGo(m) }

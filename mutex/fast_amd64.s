@@ -1,0 +1,51 @@
+//go:build gc && !race && !purego
+
+#include "textflag.h"
+#include "go_asm.h"
+#include "../internal/gid/goid_amd64.h"
+
+// func lock(m *Mutex)
+//
+// lockGo's uncontended path: with a fast goroutine ID and Order mode off
+// (fastWord not 0), one CompareAndSwap of the state word from 0 to the
+// caller's ID. If that fails it tail-calls lockHeld, which goes straight
+// to the slow path; without a fast ID or in Order mode, lockGo.
+TEXT ·lock(SB),NOSPLIT,$0-8
+	MOVQ ·fastWord(SB), BX
+	TESTQ BX, BX
+	JEQ slow
+	GOID(BX, CX)
+	SHLQ $const_ownerShift, CX
+	MOVQ m+0(FP), DX
+	XORL AX, AX
+	LOCK
+	CMPXCHGQ CX, (Mutex_l+const_stateOff)(DX)
+	JNE held
+	RET
+held:
+	JMP ·lockHeld(SB)
+slow:
+	JMP ·lockGo(SB)
+
+// func unlock(m *Mutex)
+//
+// unlockGo's uncontended path: one CompareAndSwap of the state word from
+// the caller's ID (nobody waiting) to 0, which is also the owner check.
+// If that fails it tail-calls unlockHeld (waiters to wake, or a misuse to
+// report); without a fast ID or in Order mode, unlockGo.
+TEXT ·unlock(SB),NOSPLIT,$0-8
+	MOVQ ·fastWord(SB), BX
+	TESTQ BX, BX
+	JEQ slow
+	GOID(BX, AX)
+	SHLQ $const_ownerShift, AX
+	MOVQ m+0(FP), DX
+	XORL CX, CX
+	LOCK
+	CMPXCHGQ CX, (Mutex_l+const_stateOff)(DX)
+	JNE held
+	RET
+held:
+	JMP ·unlockHeld(SB)
+slow:
+	JMP ·unlockGo(SB)
