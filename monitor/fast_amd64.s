@@ -42,6 +42,8 @@ taken:
 	ANDQ $~((1<<const_ownerShift)-1), AX
 	CMPQ AX, CX
 	JNE held
+	CMPQ (Monitor_l+const_metaOff)(DX), $0
+	JNE slow // a lock Dump can see: lockGo publishes the hold count
 	INCQ Monitor_holds(DX)
 	RET
 held:
@@ -81,6 +83,8 @@ more:
 	ANDQ $~((1<<const_ownerShift)-1), AX
 	CMPQ AX, CX
 	JNE slow
+	CMPQ (Monitor_l+const_metaOff)(DX), $0
+	JNE slow // a lock Dump can see: unlockGo publishes the hold count
 	DECQ BX
 	MOVQ BX, Monitor_holds(DX)
 	RET

@@ -39,4 +39,5 @@ func init() { core.RegisterFastWord(&fastWord) }
 const (
 	ownerShift = core.OwnerShift
 	stateOff   = core.StateOffset
+	metaOff    = core.MetaOffset
 )

@@ -260,9 +260,7 @@ func unlockHeld(m *Monitor) {
 		return
 	}
 	if m.holds--; m.holds > 0 {
-		if core.OrderOn() {
-			m.orderReentered(g, -1)
-		}
+		m.l.SetExtraHolds(m.holds - 1)
 		return
 	}
 	m.l.ReleaseSlow(g)

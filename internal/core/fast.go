@@ -22,6 +22,12 @@ const StateOffset = unsafe.Offsetof(Lock{}.state)
 
 var _ [0]struct{} = [StateOffset]struct{}{} // the state word comes first
 
+// MetaOffset is the offset of the metadata pointer in a Lock. A Monitor's
+// assembly re-entry and partial release go to the Go code when it is not
+// nil, so that the hold count beyond the first is published for Dump
+// (SetExtraHolds) on exactly the locks that Dump can see.
+const MetaOffset = unsafe.Offsetof(Lock{}.meta)
+
 // A fast word holds gid.Offset() while the assembly fast paths may run:
 // gid has a fast goroutine ID and OrderOn is false (Order mode is off and
 // no recheck is pending). Otherwise it holds 0,
