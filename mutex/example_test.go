@@ -119,7 +119,7 @@ func ExampleMutex_LockTimeout() {
 // A read lock taken again by the goroutine that holds it: sync.RWMutex
 // hangs there only when a writer arrives in between; an RWMutex panics on
 // every run.
-func ExampleRWMutex() {
+func ExampleRWMutex_RLock() {
 	var (
 		mu    mutex.RWMutex
 		table = map[string]int{"a": 1, "b": 2} // guarded by mu
@@ -147,4 +147,17 @@ func ExampleRWMutex() {
 	// true
 	// true
 	// 0 false
+}
+
+func ExampleRWMutex() {
+	var mu mutex.RWMutex // the zero value is unlocked
+	mu.RLock()
+	defer mu.RUnlock()
+	defer func() {
+		err := recover().(error)
+		fmt.Println(errors.Is(err, mutex.ErrRecursiveLock), mu.Readers())
+	}()
+	mu.RLock() // read-locking again: sync.RWMutex deadlocks here if a writer waits in between
+	// Output:
+	// true 1
 }
