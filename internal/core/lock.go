@@ -183,6 +183,67 @@ type waiter struct {
 	// register and never changed.
 	rw   *RWLock
 	mode uint8
+	// For a writer draining an RWLock's readers, whom any leaving reader
+	// may wake (post): how it parks now (parkDurable, parkSema, parkChan;
+	// 0 before its first choice), and whether a token is on sem.
+	pmode  atomic.Uint32
+	posted atomic.Bool
+}
+
+// Park modes of a draining writer (waiter.pmode).
+const (
+	parkChan    = 1 + iota // on ch, made outside any bubble: anyone may wake it
+	parkDurable            // on ch, made in its bubble: only its bubble may
+	parkSema               // on sem: anyone may
+)
+
+// post gives w a token unless one is pending, for a waiter that several
+// goroutines may wake at once (a draining writer): on sem when sema, else
+// on ch (nil until w first parks on it: then nothing is sent, and w looks
+// again before it parks). A sync.Mutex must not be unlocked twice, hence
+// posted: false exactly while sem holds no token, except between w's Lock
+// of sem and its reset of posted, when a wakeup is not needed (w has not
+// looked yet).
+func (w *waiter) post(sema bool) {
+	if sema {
+		if w.posted.CompareAndSwap(false, true) {
+			w.sem.Unlock()
+		}
+		return
+	}
+	select {
+	case w.ch <- struct{}{}:
+	default: // a token is pending, enough
+	}
+}
+
+// newWaiter returns the waiter of g's wait on l, in the calling
+// goroutine's domain. In a bubble its sem holds no token, so that a park
+// on it blocks.
+func newWaiter(g int64, l *Lock, k *Kind) *waiter {
+	w := &waiter{g: g, lock: l, kind: k, dom: CurDomain(), start: nanotime()}
+	if w.dom != DomOutside {
+		w.sem.Lock()
+	}
+	return w
+}
+
+// setPark records, under the queue's mutex, how w parks this time:
+// durably on ch (durable, which the caller has checked is safe), on sem (a
+// goroutine in a bubble that may not park durably), or on ch (a goroutine
+// outside any bubble, whose channel anyone may use).
+func (w *waiter) setPark(durable bool) {
+	w.durable = durable
+	w.sema = w.dom != DomOutside && !durable
+}
+
+// makeChan makes w's channel, if w parks on it and has none yet. It runs
+// in w's goroutine, so that in a bubble the channel is the bubble's and
+// the park on it durable.
+func (w *waiter) makeChan() {
+	if !w.sema && w.ch == nil {
+		w.ch = make(chan struct{}, 1)
+	}
 }
 
 // wake posts the token to w, which the caller has dequeued under mu (and
@@ -325,10 +386,7 @@ func (l *Lock) AcquireDeadline(g int64, ctx context.Context, deadline time.Time,
 	if spin(l, g) {
 		return nil
 	}
-	w := &waiter{g: g, lock: l, kind: k, dom: CurDomain(), start: nanotime()}
-	if w.dom != DomOutside {
-		w.sem.Lock() // no token yet: the sem parks of a waiter in a bubble block
-	}
+	w := newWaiter(g, l, k)
 	var done <-chan struct{}
 	if ctx != nil {
 		done = ctx.Done()
@@ -396,9 +454,7 @@ func (l *Lock) AcquireDeadline(g int64, ctx context.Context, deadline time.Time,
 		// so barging cannot push it to the end of the line every time.
 		l.enqueue(w, clear != 0)
 		sema := w.sema
-		if !sema && w.ch == nil {
-			w.ch = make(chan struct{}, 1) // in w's goroutine: durable in its bubble
-		}
+		w.makeChan()
 		l.mu.Unlock()
 
 		// Registered whatever the mode: a goroutine that parks while
@@ -505,8 +561,7 @@ func (l *Lock) queueOrAcquire(w *waiter, clear, set int64) bool {
 			n |= flagDurable
 		}
 		if l.state.CompareAndSwap(s, n) {
-			w.durable = durable
-			w.sema = w.dom != DomOutside && !durable
+			w.setPark(durable)
 			if durable {
 				l.ndurable++
 			}
@@ -545,24 +600,32 @@ func (l *Lock) durableOK(w *waiter, s int64) bool {
 			return false
 		}
 	}
-	o := s >> ownerShift
-	return o == 0 || domainOf(o) == w.dom
+	return holderIn(s>>ownerShift, w.dom)
 }
+
+// holderIn reports whether goroutine o, a lock's holder (0: none), is of
+// domain d. It may cost a dump of all goroutines (see domainOf): only
+// goroutines about to park in a bubble ask.
+func holderIn(o int64, d Domain) bool { return o == 0 || domainOf(o) == d }
 
 // cancel is the context or deadline callback of a waiter parked on sem:
 // if the waiter is still queued it dequeues it and posts the token marked
 // cancelled with err. A waiter that is not queued was dequeued by a
 // wakeup, which owns its token, or is between parks, and checks its
 // context and deadline before it parks again.
-func (l *Lock) cancel(w *waiter, err error) {
-	l.mu.Lock()
+func (l *Lock) cancel(w *waiter, err error) { w.cancelQueued(&l.mu, l.remove, err) }
+
+// cancelQueued is cancel for a waiter queued under mu (a Lock's or an
+// RWLock's reader queue); remove unlinks it, under mu.
+func (w *waiter) cancelQueued(mu *sync.Mutex, remove func(*waiter), err error) {
+	mu.Lock()
 	if !w.inq || !w.sema {
-		l.mu.Unlock()
+		mu.Unlock()
 		return
 	}
-	l.remove(w)
+	remove(w)
 	w.cancelled = err
-	l.mu.Unlock()
+	mu.Unlock()
 	w.sem.Unlock()
 }
 

@@ -86,9 +86,10 @@ type RWLock struct {
 
 	drainer atomic.Pointer[waiter] // the draining writer's waiter, while draining
 
-	rmu   sync.Mutex // guards rhead, rtail and the queued readers' links and handoff
-	rhead *waiter
-	rtail *waiter
+	rmu      sync.Mutex // guards rhead, rtail, rdurable and the queued readers' links and handoff
+	rhead    *waiter
+	rtail    *waiter
+	rdurable int32 // queued readers parked durably in a bubble
 
 	ovmu sync.Mutex
 	ov   map[int64]int32 // overflow readers and their holds; guarded by ovmu
@@ -322,14 +323,59 @@ func (l *RWLock) readerLeft() {
 // wakeDrainer wakes the draining writer if the last reader has gone. A
 // reader that leaves while others remain does not wake it: the last one
 // to leave (each looks after its own store, and the stores are totally
-// ordered) sees the slots empty and does.
+// ordered) sees the slots empty and does. A writer parked durably in a
+// bubble is woken only by goroutines of its bubble; see drain for why one
+// of them always does.
 func (l *RWLock) wakeDrainer() {
-	if !l.noReaders() {
+	d := l.drainer.Load()
+	if d == nil {
 		return
 	}
-	if d := l.drainer.Load(); d != nil {
-		wake(d)
+	switch d.pmode.Load() {
+	case parkChan:
+		if l.noReaders() {
+			d.post(false)
+		}
+	case parkSema:
+		if l.noReaders() {
+			d.post(true)
+		}
+	case parkDurable:
+		if CurDomain() != d.dom {
+			return // the runtime would kill the program
+		}
+		if l.noReaders() || !l.knownReaderIn(d.dom) {
+			d.post(false)
+		}
 	}
+}
+
+// readersIn reports whether every goroutine holding l for reading is of
+// domain d, and none is in the overflow map (whose IDs are added after the
+// count, so cannot be checked). It may dump all goroutines (domainOf).
+func (l *RWLock) readersIn(d Domain) bool {
+	if l.rs.Load()>>rsOvShift != 0 {
+		return false
+	}
+	for i := range rwSlots {
+		if h := l.slots[i].Load(); h != 0 && domainOf(h) != d {
+			return false
+		}
+	}
+	return true
+}
+
+// knownReaderIn reports whether some slot holds a goroutine that the
+// domain cache places in d.
+func (l *RWLock) knownReaderIn(d Domain) bool {
+	for i := range rwSlots {
+		if h := l.slots[i].Load(); h != 0 {
+			if hd, ok := cachedDomain(h); ok && hd == d {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // enterRead takes a first-time read hold for g unless a writer other than
@@ -411,9 +457,13 @@ func (l *RWLock) TryRLock(g int64, reentrant bool) bool {
 func (l *RWLock) RLockSlow(g int64, ctx context.Context, k *Kind) error {
 	var w *waiter
 	registered := false
+	var stop func() bool // unregisters the context callback of a park on sem
 	leave := func(err error) error {
 		if registered {
 			unregister(w)
+		}
+		if stop != nil {
+			stop()
 		}
 		return err
 	}
@@ -429,20 +479,28 @@ func (l *RWLock) RLockSlow(g int64, ctx context.Context, k *Kind) error {
 			return leave(nil)
 		}
 		if w == nil {
-			w = &waiter{g: g, lock: &l.w, kind: k, ch: make(chan struct{}, 1), start: nanotime(), rw: l, mode: waitRead}
+			w = newWaiter(g, &l.w, k)
+			w.rw, w.mode = l, waitRead
 		}
 		l.rmu.Lock()
 		l.rs.Or(rsReadersWaiting)
 		// The handshake with unlockWrite: it releases the writer lock and
 		// then loads rs, this sets readersWaiting and then loads the owner.
-		if o := l.w.Owner(); o == 0 || o == g {
+		o := l.w.Owner()
+		if o == 0 || o == g {
 			if l.rhead == nil {
 				l.rs.And(^int64(rsReadersWaiting))
 			}
 			l.rmu.Unlock()
 			continue
 		}
-		l.renqueue(w)
+		// A queued reader is woken by the writer it saw (o, when it
+		// unlocks) or by an earlier writer finishing its Unlock (see
+		// takeReaders); those skip a durable reader of another domain,
+		// which o then wakes. So it may park durably if o is of its bubble.
+		l.renqueue(w, w.dom.Bubble() && holderIn(o, w.dom))
+		sema := w.sema
+		w.makeChan()
 		l.rmu.Unlock()
 		// Registered whatever the mode, as Lock.Acquire does: a reader
 		// parked while detection is Off must be visible to the walks of
@@ -460,9 +518,27 @@ func (l *RWLock) RLockSlow(g int64, ctx context.Context, k *Kind) error {
 				return leave(deadlock(cycle))
 			}
 		}
-		if !park(w, done) {
-			l.abandonRead(w)
-			return leave(ctx.Err())
+		if sema {
+			// A callback registered in an earlier round may have run while
+			// w was not queued: hence the look at ctx.
+			if ctx != nil && ctx.Err() != nil {
+				l.abandonRead(w)
+				return leave(ctx.Err())
+			}
+			if ctx != nil && stop == nil {
+				stop = context.AfterFunc(ctx, func() { w.cancelQueued(&l.rmu, l.runlink, ctx.Err()) })
+			}
+			w.sem.Lock()
+			if err := w.cancelled; err != nil {
+				return leave(err) // dequeued by the callback: nothing handed over
+			}
+		} else {
+			select {
+			case <-w.ch:
+			case <-done:
+				l.abandonRead(w)
+				return leave(ctx.Err())
+			}
 		}
 		if w.handoff {
 			return leave(nil)
@@ -480,17 +556,24 @@ func (l *RWLock) abandonRead(w *waiter) {
 		l.rmu.Unlock()
 		return
 	}
+	sema := w.sema
 	l.rmu.Unlock()
-	<-w.ch
+	w.awaitToken(sema) // posted by the writer that dequeued w, or by the cancelling callback
 	if w.handoff {
 		w.handoff = false
 		l.RUnlock(w.g, true)
 	}
 }
 
-func (l *RWLock) renqueue(w *waiter) {
+// renqueue appends w to the reader queue, parking durably if durable;
+// rmu is held.
+func (l *RWLock) renqueue(w *waiter, durable bool) {
 	w.inq = true
 	w.handoff = false
+	w.setPark(durable)
+	if durable {
+		l.rdurable++
+	}
 	w.prev, w.next = l.rtail, nil
 	if l.rtail == nil {
 		l.rhead = w
@@ -512,28 +595,51 @@ func (l *RWLock) runlink(w *waiter) {
 		l.rtail = w.prev
 	}
 	w.prev, w.next, w.inq = nil, nil, false
+	if w.durable {
+		l.rdurable--
+	}
 	if l.rhead == nil {
 		l.rs.And(^int64(rsReadersWaiting))
 	}
 }
 
-// takeReaders detaches the reader queue; rmu is held.
+// takeReaders detaches from the reader queue, in order, the readers the
+// calling writer may wake; rmu is held. That is all of them, except
+// readers parked durably in a bubble other than the caller's domain: such
+// a reader saw another writer own the lock when it queued, one of its
+// bubble (RLockSlow), and that writer has released the writer lock since
+// (the caller owns or owned it after) but not yet taken the readers, the
+// last step of its Unlock; it wakes them.
 func (l *RWLock) takeReaders() *waiter {
-	h := l.rhead
-	for w := h; w != nil; w = w.next {
-		w.inq = false
+	var d Domain // the caller's, looked up only if a durable reader is queued
+	if l.rdurable > 0 {
+		d = CurDomain()
 	}
-	l.rhead, l.rtail = nil, nil
-	l.rs.And(^int64(rsReadersWaiting))
+	var h, t *waiter
+	for w := l.rhead; w != nil; {
+		next := w.next
+		if !w.durable || w.dom == d {
+			l.runlink(w)
+			if t == nil {
+				h = w
+			} else {
+				t.next = w
+			}
+			t = w
+		}
+		w = next
+	}
 	return h
 }
 
-// wakeList wakes each waiter of a detached list.
+// wakeList wakes each reader of a list detached by takeReaders.
 func wakeList(h *waiter) {
 	for w := h; w != nil; {
 		next := w.next
-		w.prev, w.next = nil, nil
-		wake(w)
+		w.next = nil
+		sema := w.sema // set by w under rmu before it queued; w changes it only after this wakeup
+		w.checkWaker()
+		w.wake(sema)
 		w = next
 	}
 }
@@ -598,11 +704,16 @@ func (l *RWLock) noReaders() bool {
 
 // drain waits, holding the writer lock, until the readers have left.
 func (l *RWLock) drain(g int64, ctx context.Context, k *Kind) error {
-	w := &waiter{g: g, lock: &l.w, kind: k, ch: make(chan struct{}, 1), start: nanotime(), rw: l, mode: waitDrain}
+	w := newWaiter(g, &l.w, k)
+	w.rw, w.mode = l, waitDrain
+	if w.dom == DomOutside {
+		w.ch = make(chan struct{}, 1)
+	}
 	var done <-chan struct{}
 	if ctx != nil {
 		done = ctx.Done()
 	}
+	var cstop func() bool // unregisters the context callback of a park on sem
 	// The handshake with RUnlock: the drainer is published and the flag
 	// set before the scan; a reader stores 0 in its slot and then loads
 	// the flag. Either the scan sees the slot free or the reader wakes w.
@@ -615,7 +726,11 @@ func (l *RWLock) drain(g int64, ctx context.Context, k *Kind) error {
 		if registered {
 			unregister(w)
 		}
+		if cstop != nil {
+			cstop()
+		}
 	}
+	cancelled := func() bool { return ctx != nil && ctx.Err() != nil && !l.noReaders() }
 	for !l.noReaders() {
 		if spinUntil(l.noReaders) {
 			break
@@ -634,7 +749,28 @@ func (l *RWLock) drain(g int64, ctx context.Context, k *Kind) error {
 				return deadlock(cycle)
 			}
 		}
-		if !park(w, done) {
+		mode := l.drainMode(w)
+		if l.noReaders() {
+			break
+		}
+		if mode == parkSema {
+			if ctx != nil && cstop == nil {
+				cstop = context.AfterFunc(ctx, func() { w.post(true) })
+			}
+			if !cancelled() {
+				w.sem.Lock()
+				w.posted.Store(false)
+			}
+			if cancelled() {
+				stop()
+				l.Unlock(g)
+				return ctx.Err()
+			}
+			continue
+		}
+		select {
+		case <-w.ch:
+		case <-done:
 			stop()
 			l.Unlock(g)
 			return ctx.Err()
@@ -642,6 +778,36 @@ func (l *RWLock) drain(g int64, ctx context.Context, k *Kind) error {
 	}
 	stop()
 	return nil
+}
+
+// drainMode chooses and publishes how the draining writer w parks next;
+// the caller then looks at the readers again before it parks. Any goroutine that leaves the
+// read side (a reader that unlocks, or one that backs out on seeing the
+// writer, see enterRead) may have to wake w, and any goroutine may be
+// about to back out, so w can only park durably under these rules:
+//   - when w chooses durable, every reader is of its bubble (readersIn),
+//     checked again after the choice is published, so that a goroutine
+//     that came in meanwhile is seen (it stored its slot before it loaded
+//     the mode) and w parks on sem after all; a goroutine that comes in later is not a reader (the writer
+//     lock is held), only backing out;
+//   - a goroutine of another domain never wakes w (wakeDrainer); if it
+//     backs out after the last reader of w's bubble left, that reader saw
+//     it in its slot, not known to be of the bubble, and woke w, which
+//     then sees it and parks on sem instead.
+func (l *RWLock) drainMode(w *waiter) uint32 {
+	switch {
+	case w.dom == DomOutside:
+		w.pmode.Store(parkChan)
+	case w.dom.Bubble() && l.readersIn(w.dom):
+		w.makeChan() // w.sema is false
+		w.pmode.Store(parkDurable)
+		if !l.readersIn(w.dom) {
+			w.pmode.Store(parkSema)
+		}
+	default:
+		w.pmode.Store(parkSema)
+	}
+	return w.pmode.Load()
 }
 
 // Unlock releases g's write lock and reports whether g held it; if not,
@@ -696,26 +862,6 @@ func spinUntil(cond func() bool) bool {
 		runtime.Gosched()
 	}
 	return cond()
-}
-
-// park blocks w's goroutine until it is woken (true) or done is closed
-// (false). With wake, it is the only place where RWLock's waiters sleep
-// and are woken, so that the parking primitive can change in one place.
-func park(w *waiter, done <-chan struct{}) bool {
-	select {
-	case <-w.ch:
-		return true
-	case <-done:
-		return false
-	}
-}
-
-// wake sends w a token; a token already pending is enough.
-func wake(w *waiter) {
-	select {
-	case w.ch <- struct{}{}:
-	default:
-	}
 }
 
 // noteSite records, for reports, the first wait on an unnamed lock.

@@ -1,0 +1,52 @@
+//go:build go1.25
+
+package monitor_test
+
+import (
+	"testing"
+
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/monitor"
+)
+
+// A package-level RWMonitor, as a program shares it between tests that run in
+// testing/synctest bubbles and code outside any.
+var sharedRW monitor.RWMonitor
+
+var sharedRWLock = testutil.RWBubbleLock{
+	L:         &sharedRW,
+	Reentrant: true,
+	Queues:    func() (int, int) { return monitor.RWQueues(&sharedRW) },
+	Draining:  func() bool { return monitor.RWDraining(&sharedRW) },
+}
+
+// Readers outside any bubble and a writer in one wake each other without
+// the runtime's fatal error.
+func TestSynctestRWMonitorReadersOutsideWriterInside(t *testing.T) {
+	testutil.RWReadersOutsideWriterInside(t, sharedRWLock)
+}
+
+// Writers outside any bubble and a reader in one wake each other without
+// the runtime's fatal error.
+func TestSynctestRWMonitorWriterOutsideReadersInside(t *testing.T) {
+	testutil.RWWriterOutsideReadersInside(t, sharedRWLock)
+}
+
+// A bubble's reader and writer waiting (not durably) for goroutines
+// outside can be cancelled, and the lock stays usable.
+func TestSynctestRWMonitorNonDurableWaitsCancelled(t *testing.T) {
+	testutil.RWNonDurableWaitsCancelled(t, sharedRWLock)
+}
+
+// Two bubbles and goroutines outside any hammer one package-level RWMonitor
+// at the same time: nothing dies or hangs, and writers stay exclusive.
+func TestSynctestRWMonitorSharedAcrossBubbles(t *testing.T) {
+	testutil.RWSharedAcrossBubbles(t, sharedRWLock, 8, 4, 1000)
+}
+
+// After being shared, the RWMonitor used by one bubble only parks that
+// bubble's readers and writers durably again.
+func TestSynctestRWMonitorDurableAgainAfterSharing(t *testing.T) {
+	testutil.RWSharedAcrossBubbles(t, sharedRWLock, 2, 4, 1000)
+	testutil.RWDurableInOneBubble(t, sharedRWLock)
+}

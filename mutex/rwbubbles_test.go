@@ -1,0 +1,52 @@
+//go:build go1.25
+
+package mutex_test
+
+import (
+	"testing"
+
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/mutex"
+)
+
+// A package-level RWMutex, as a program shares it between tests that run in
+// testing/synctest bubbles and code outside any.
+var sharedRW mutex.RWMutex
+
+var sharedRWLock = testutil.RWBubbleLock{
+	L:         &sharedRW,
+	Reentrant: false,
+	Queues:    func() (int, int) { return mutex.RWQueues(&sharedRW) },
+	Draining:  func() bool { return mutex.RWDraining(&sharedRW) },
+}
+
+// Readers outside any bubble and a writer in one wake each other without
+// the runtime's fatal error.
+func TestSynctestRWMutexReadersOutsideWriterInside(t *testing.T) {
+	testutil.RWReadersOutsideWriterInside(t, sharedRWLock)
+}
+
+// Writers outside any bubble and a reader in one wake each other without
+// the runtime's fatal error.
+func TestSynctestRWMutexWriterOutsideReadersInside(t *testing.T) {
+	testutil.RWWriterOutsideReadersInside(t, sharedRWLock)
+}
+
+// A bubble's reader and writer waiting (not durably) for goroutines
+// outside can be cancelled, and the lock stays usable.
+func TestSynctestRWMutexNonDurableWaitsCancelled(t *testing.T) {
+	testutil.RWNonDurableWaitsCancelled(t, sharedRWLock)
+}
+
+// Two bubbles and goroutines outside any hammer one package-level RWMutex
+// at the same time: nothing dies or hangs, and writers stay exclusive.
+func TestSynctestRWMutexSharedAcrossBubbles(t *testing.T) {
+	testutil.RWSharedAcrossBubbles(t, sharedRWLock, 8, 4, 1000)
+}
+
+// After being shared, the RWMutex used by one bubble only parks that
+// bubble's readers and writers durably again.
+func TestSynctestRWMutexDurableAgainAfterSharing(t *testing.T) {
+	testutil.RWSharedAcrossBubbles(t, sharedRWLock, 2, 4, 1000)
+	testutil.RWDurableInOneBubble(t, sharedRWLock)
+}
