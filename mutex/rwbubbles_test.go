@@ -41,12 +41,14 @@ func TestSynctestRWMutexNonDurableWaitsCancelled(t *testing.T) {
 // Two bubbles and goroutines outside any hammer one package-level RWMutex
 // at the same time: nothing dies or hangs, and writers stay exclusive.
 func TestSynctestRWMutexSharedAcrossBubbles(t *testing.T) {
-	testutil.RWSharedAcrossBubbles(t, sharedRWLock, 8, 4, 1000)
+	testutil.RWSharedAcrossBubbles(t, sharedRWLock, 32, 4, 2000)
 }
 
-// After being shared, the RWMutex used by one bubble only parks that
+// After being shared (as in the tests above, then hammered), the RWMutex used by one bubble only parks that
 // bubble's readers and writers durably again.
 func TestSynctestRWMutexDurableAgainAfterSharing(t *testing.T) {
+	testutil.RWReadersOutsideWriterInside(t, sharedRWLock)
+	testutil.RWWriterOutsideReadersInside(t, sharedRWLock)
 	testutil.RWSharedAcrossBubbles(t, sharedRWLock, 2, 4, 1000)
 	testutil.RWDurableInOneBubble(t, sharedRWLock)
 }
