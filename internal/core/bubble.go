@@ -155,9 +155,18 @@ func domainOf(g int64) Domain {
 }
 
 // fillFromDump caches the domain of every goroutine in an all-goroutines
-// dump and returns g's. The caller of synctest.Test is counted in the
-// bubble while it waits for the bubble to end ("[synctest.Run"), and
-// outside it afterwards, so it is reported but not cached.
+// dump and returns g's. A header shows the bubble the runtime associates
+// with the goroutine at that moment, which is not always its own: the
+// caller of synctest.Test is counted in the bubble while it waits for the
+// bubble to end ("[synctest.Run"), and outside it afterwards; a goroutine
+// of a bubble is taken out of it while it helps the garbage collector
+// (GC assists, starting a cycle); and any goroutine is put in a bubble
+// while it runs one of that bubble's timers. So g's domain is reported
+// from its header whatever its state, but a header is cached only when
+// its goroutine is parked in a wait that none of these happen in (a wrong
+// cache entry would be believed for the rest of the goroutine's life,
+// also by the goroutine itself, and could make a wait durable that a
+// goroutine of another domain ends: a fatal error).
 func fillFromDump(dump []byte, g int64) Domain {
 	found := DomUnknown
 	for len(dump) > 0 {
@@ -187,9 +196,31 @@ func fillFromDump(dump []byte, g int64) Domain {
 		if id == g {
 			found = d
 		}
-		if !bytes.HasPrefix(rest[sp+2:], []byte("synctest.Run")) {
+		if stableStatus(rest[sp+2:]) {
 			cacheDomain(id, d)
 		}
 	}
 	return found
+}
+
+// unstable lists the states, as goroutine headers write them, in which a
+// goroutine's association with a bubble may be temporary (see
+// fillFromDump): running or runnable (running a timer, assisting the
+// garbage collector, or preempted there), and the waits of the garbage
+// collector and of the caller of synctest.Test.
+var unstable = [][]byte{
+	[]byte("running"), []byte("runnable"), []byte("GC "), []byte("garbage collection"),
+	[]byte("force gc"), []byte("semacquire"), []byte("stopping the world"),
+	[]byte("wait for GC cycle"), []byte("synctest.Run"),
+}
+
+// stableStatus reports whether a header's state, the text after "[",
+// is one whose bubble is the goroutine's own.
+func stableStatus(state []byte) bool {
+	for _, u := range unstable {
+		if bytes.HasPrefix(state, u) {
+			return false
+		}
+	}
+	return true
 }

@@ -79,18 +79,29 @@ func TestHeaderDomain(t *testing.T) {
 	}
 }
 
-// A dump names every goroutine's domain; the caller of synctest.Test is
-// counted in the bubble only while it waits for the bubble, so it is not
-// cached.
+// A dump names every goroutine's domain; it is cached only for goroutines
+// parked in a wait where the bubble shown is their own: not the caller of
+// synctest.Test, counted in the bubble only while it waits for the
+// bubble, nor a running goroutine (it may be running a bubble's timer),
+// nor one helping the garbage collector (taken out of its bubble
+// meanwhile).
 func TestFillFromDump(t *testing.T) {
-	const a, b, root = 1 << 39, 1<<39 + 1, 1<<39 + 2 // IDs no real goroutine has
-	dump := "goroutine 549755813888 [running]:\nmain.f()\n\n" +
+	const a, b, root, run, gc = 1 << 39, 1<<39 + 1, 1<<39 + 2, 1<<39 + 3, 1<<39 + 4 // IDs no real goroutine has
+	dump := "goroutine 549755813888 [chan receive]:\nmain.f()\n\n" +
 		"goroutine 549755813889 [sync.Cond.Wait (durable), synctest bubble 5]:\nmain.g()\n\n" +
-		"goroutine 549755813890 [synctest.Run (durable), synctest bubble 5]:\nmain.h()\n"
+		"goroutine 549755813890 [synctest.Run (durable), synctest bubble 5]:\nmain.h()\n\n" +
+		"goroutine 549755813891 [running, synctest bubble 5]:\nmain.i()\n\n" +
+		"goroutine 549755813892 [GC assist wait]:\nmain.j()\n"
 	assert.Equal(t, Domain(6), fillFromDump([]byte(dump), b))
 	d, ok := cachedDomain(a)
 	assert.True(t, ok)
 	assert.Equal(t, DomOutside, d)
+	assert.Equal(t, Domain(6), fillFromDump([]byte(dump), run), "reported, not cached")
+	_, ok = cachedDomain(run)
+	assert.False(t, ok, "a running goroutine is not cached")
+	assert.Equal(t, DomOutside, fillFromDump([]byte(dump), gc))
+	_, ok = cachedDomain(gc)
+	assert.False(t, ok, "a goroutine assisting the GC is not cached")
 	d, ok = cachedDomain(b)
 	assert.True(t, ok)
 	assert.Equal(t, Domain(6), d)
