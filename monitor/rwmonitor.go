@@ -45,9 +45,12 @@ var ErrUpgrade = errors.New("deadlock; read-to-write upgrade")
 //     by one that holds no read lock, panic with ErrNotOwner and change
 //     nothing.
 //
-// Writers are preferred and queue in FIFO order as with mutex.RWMutex;
-// waiting goroutines park on channels (durably blocked inside a
-// testing/synctest bubble). Re-entry in either mode costs no atomic write.
+// Writers are preferred and queue in FIFO order as with mutex.RWMutex.
+// Inside a testing/synctest bubble waiting goroutines are durably blocked
+// when the goroutines that can end their wait are of their bubble; an
+// RWMonitor may be shared across bubbles without the runtime killing the
+// program, with waits that are then not durable (as with mutex.RWMutex and
+// docs/synctest.md). Re-entry in either mode costs no atomic write.
 // NewCond returns conditions bound to the write lock.
 type RWMonitor struct {
 	_      noCopy

@@ -41,9 +41,13 @@ import (
 // lock or waits for readers to leave, new readers queue (and TryRLock
 // fails), so a writer is never starved; the readers queued behind a
 // writer are let in when it unlocks, before the next writer. Writers queue
-// among themselves in FIFO order with Mutex's starvation mode. Waiting
-// goroutines park on channels: they count as durably blocked inside a
-// testing/synctest bubble.
+// among themselves in FIFO order with Mutex's starvation mode. Inside a
+// testing/synctest bubble a waiting goroutine is durably blocked when the
+// goroutines that can end its wait (the writer a reader waits for, the
+// readers a writer waits for, the writers and readers queued) are of its
+// bubble; an RWMutex shared with goroutines outside the bubble or in
+// another one works (it never makes the runtime kill the program), but
+// such a wait is not durable: see docs/synctest.md.
 //
 // The readers are recorded in a table of eight slots inside the RWMutex
 // (a map beside it holds any beyond eight), so RLock and RUnlock allocate

@@ -12,12 +12,13 @@ import (
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
-// bubbleSharing runs when Config.Bubble is set: one Mutex, one Monitor and
-// a Cond on the Mutex are used at the same time by goroutines outside any
-// bubble and by the goroutines of two testing/synctest bubbles. Go kills
-// the program if a goroutine durably blocked in a bubble is woken from
-// outside it; the locks must never let that happen, must keep mutual
-// exclusion and hold counts, and the Cond must lose no wakeup (a token
+// bubbleSharing runs when Config.Bubble is set: one Mutex, one Monitor, a
+// Cond on the Mutex, one RWMutex and one RWMonitor are used at the same
+// time by goroutines outside any bubble and by the goroutines of two
+// testing/synctest bubbles. Go kills the program if a goroutine durably
+// blocked in a bubble is woken from outside it; the locks must never let
+// that happen, must keep mutual exclusion (writers against writers and
+// readers) and hold counts, and the Cond must lose no wakeup (a token
 // turnstile: every return of a token signals, so the workload finishes).
 func (r *round) bubbleSharing() {
 	if r.cfg.Bubble == nil {
@@ -32,6 +33,11 @@ func (r *round) bubbleSharing() {
 		tokens  = 2 // guarded by m
 		want    atomic.Int64
 		monWant atomic.Int64
+		rwm     mutex.RWMutex
+		rwmon   monitor.RWMonitor
+		rwN     int          // guarded by rwm's and rwmon's write sides, one at a time
+		rwIn    atomic.Int32 // writers in an RW write section
+		rwWant  atomic.Int64
 	)
 	const name = "bubble sharing"
 	// Everyone starts once all have arrived, so that the sides overlap.
@@ -45,10 +51,25 @@ func (r *round) bubbleSharing() {
 		}
 		<-gate
 		rng := rand.New(rand.NewPCG(seed, 0))
-		var n, monNLocal int64
+		var n, monNLocal, rwNLocal int64
 		var ops [numPrims]int64
+		// write and read check the RW locks' exclusion: rwN is written by
+		// writers of both locks, so a write holds both.
+		write := func() {
+			if rwIn.Add(1) != 1 {
+				w.anomalyf("two writers in an RW lock's write section")
+			}
+			rwN++
+			rwNLocal++
+			rwIn.Add(-1)
+		}
+		read := func() {
+			if rwIn.Load() != 0 {
+				w.anomalyf("a reader in an RW lock beside a writer")
+			}
+		}
 		for range r.cfg.Ops {
-			switch rng.IntN(4) {
+			switch rng.IntN(6) {
 			case 0:
 				m.Lock()
 				counter++
@@ -79,7 +100,7 @@ func (r *round) bubbleSharing() {
 				mon.Unlock()
 				monNLocal++
 				ops[pMonitor] += 5
-			default:
+			case 3:
 				m.Lock()
 				for tokens == 0 {
 					c.Wait()
@@ -93,10 +114,65 @@ func (r *round) bubbleSharing() {
 				m.Unlock()
 				ops[pCondMutex]++
 				ops[pMutex] += 4
+			case 4:
+				switch rng.IntN(3) {
+				case 0:
+					rwm.RLock()
+					rwmon.RLock()
+					rwmon.RLock()
+					read()
+					rwmon.RUnlock()
+					rwmon.RUnlock()
+					rwm.RUnlock()
+					ops[pRWMutex] += 2
+					ops[pRWMonitor] += 4
+				case 1:
+					ctx, cancel := context.WithCancel(context.Background())
+					if rng.IntN(2) == 0 {
+						go cancel()
+					}
+					if rwm.RLockContext(ctx) == nil {
+						read()
+						rwm.RUnlock()
+						ops[pRWMutex]++
+					}
+					cancel()
+					ops[pRWMutex]++
+				default:
+					if rwmon.TryRLock() {
+						read()
+						rwmon.RUnlock()
+						ops[pRWMonitor]++
+					}
+					ops[pRWMonitor]++
+				}
+			default:
+				// The write sides, in one order (rwm, then rwmon) so that
+				// writers cannot deadlock each other.
+				ctx, cancel := context.WithCancel(context.Background())
+				if rng.IntN(2) == 0 {
+					go cancel()
+				}
+				if rwm.LockContext(ctx) == nil {
+					rwmon.Lock()
+					rwmon.Lock()
+					if h := rwmon.WriteHoldCount(); h != 2 {
+						w.anomalyf("rwmonitor write hold count %d after two Locks", h)
+					}
+					write()
+					rwmon.Unlock()
+					rwmon.Unlock()
+					rwm.Unlock()
+					ops[pRWMutex]++
+					ops[pRWMonitor] += 4
+				}
+				cancel()
+				ops[pRWMutex]++
 			}
 		}
 		want.Add(n)
 		monWant.Add(monNLocal)
+		rwWant.Add(rwNLocal)
 		for i, k := range ops {
 			r.ops[i].Add(k)
 		}
@@ -124,6 +200,13 @@ func (r *round) bubbleSharing() {
 		if int64(counter) != want.Load() || int64(monN) != monWant.Load() {
 			r.an.addf("%s (round %d): mutex counter %d for %d increments, monitor counter %d for %d",
 				name, r.n+1, counter, want.Load(), monN, monWant.Load())
+		}
+		if int64(rwN) != rwWant.Load() {
+			r.an.addf("%s (round %d): rw counter %d for %d increments", name, r.n+1, rwN, rwWant.Load())
+		}
+		if rwm.Locked() || rwm.Readers() != 0 || rwmon.Locked() || rwmon.Readers() != 0 {
+			r.an.addf("%s (round %d): rwmutex locked %v with %d readers, rwmonitor locked %v with %d readers at the end",
+				name, r.n+1, rwm.Locked(), rwm.Readers(), rwmon.Locked(), rwmon.Readers())
 		}
 		if tokens != 2 || c.Waiters() != 0 || m.Locked() || mon.Locked() {
 			r.an.addf("%s (round %d): %d tokens, %d waiters, mutex locked %v, monitor locked %v at the end",

@@ -15,8 +15,9 @@ import (
 )
 
 // TestStressAcrossBubbles runs the stress mix with its bubble workload: a
-// Mutex, a Monitor and a Cond shared by goroutines outside any bubble and
-// by two testing/synctest bubbles, in each detection mode.
+// Mutex, a Monitor, a Cond, an RWMutex and an RWMonitor shared by
+// goroutines outside any bubble and by two testing/synctest bubbles, in
+// each detection mode.
 func TestStressAcrossBubbles(t *testing.T) {
 	for _, mode := range []detect.Mode{detect.Off, detect.Cycles, detect.Order} {
 		t.Run(mode.String(), func(t *testing.T) {
@@ -32,6 +33,9 @@ func TestStressAcrossBubbles(t *testing.T) {
 			require.NoError(t, err)
 			assert.True(t, res.OK(), "anomalies:\n%s", res.String())
 			assert.Zero(t, res.Reports)
+			for _, p := range stress.BubblePrimitives {
+				assert.Positive(t, res.Ops[p], "no operations on %s", p)
+			}
 		})
 	}
 }

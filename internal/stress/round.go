@@ -23,6 +23,8 @@ const (
 	pCondSync
 	pCondMutex
 	pCondMonitor
+	pRWMutex // bubble workload only
+	pRWMonitor
 	numPrims
 )
 
@@ -74,7 +76,7 @@ func (r *round) run() bool {
 }
 
 func (r *round) addTo(res *Result) {
-	for i, name := range Primitives {
+	for i, name := range allPrimitives() {
 		res.Ops[name] += r.ops[i].Load()
 	}
 	res.Signals += r.signals.Load()

@@ -76,10 +76,21 @@ const (
 	PrimCondSync    = "condvar.Cond(*sync.Mutex)"
 	PrimCondMutex   = "condvar.Cond(*mutex.Mutex)"
 	PrimCondMonitor = "condvar.Cond(*monitor.Monitor)"
+	PrimRWMutex     = "mutex.RWMutex"
+	PrimRWMonitor   = "monitor.RWMonitor"
 )
 
 // Primitives lists the keys of Result.Ops in the order String prints them.
 var Primitives = []string{PrimMutex, PrimMonitor, PrimCondSync, PrimCondMutex, PrimCondMonitor}
+
+// BubblePrimitives lists the keys of Result.Ops that only the bubble
+// workload uses (Config.Bubble); String prints them after Primitives, when
+// used.
+var BubblePrimitives = []string{PrimRWMutex, PrimRWMonitor}
+
+func allPrimitives() []string {
+	return append(Primitives[:len(Primitives):len(Primitives)], BubblePrimitives...)
+}
 
 // Result is what Run did and found.
 type Result struct {
@@ -132,8 +143,11 @@ func (r *Result) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "stress: mode %v, %d rounds in %v\n", r.Mode, r.Rounds, r.Elapsed.Round(time.Millisecond))
 	secs := r.Elapsed.Seconds()
-	for _, p := range Primitives {
+	for _, p := range allPrimitives() {
 		n := r.Ops[p]
+		if n == 0 && slices.Contains(BubblePrimitives, p) {
+			continue
+		}
 		rate := 0.0
 		if secs > 0 {
 			rate = float64(n) / secs
