@@ -141,8 +141,10 @@
 //     test binary (testing.Testing()) the default reporter is
 //     PanicReporter, which panics there with a *LockOrderError
 //     (errors.Is(err, ErrLockOrder)) whose message carries the report, so
-//     that go test fails, with the test's name and the report; the
-//     acquisition is undone first, so the Lock panics without the lock.
+//     that go test fails, with the test's name and the report (in a
+//     goroutine the test started, the panic ends the test binary, as any
+//     such panic does, and its stack's "created by" line names the test);
+//     the acquisition is undone first, so the Lock panics without the lock.
 //     Elsewhere it is PrintReporter, which prints the report to stderr, and
 //     execution continues.
 //   - WaitTimeout: a warning, printed (by either predefined reporter) by
@@ -187,7 +189,7 @@
 // and sync.RWMutex. To see where goroutines wait:
 //
 //	go test -blockprofile block.out ./pkg
-//	go tool pprof -top block.out
+//	go tool pprof -top -cum block.out
 //
 // and in a program, runtime.SetBlockProfileRate(1) (or a larger rate, to
 // sample) and the "block" profile of runtime/pprof or net/http/pprof.

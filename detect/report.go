@@ -352,8 +352,10 @@ var ErrLockOrder = errors.New("lock order inversion")
 // LockOrderError is the panic value of PanicReporter (the default reporter
 // in a test binary) for a LockOrder report: the acquisition that closed a
 // cycle in the lock-order graph, a deadlock that this run did not hit but
-// another interleaving can. The lock was taken. Report describes the
-// cycle; Error includes the whole report, so that the panic prints it.
+// another interleaving can. The panic comes after the lock was taken, and
+// the acquisition is undone before the panic goes on, so the Lock panics
+// without the lock (see WithReporter). Report describes the cycle; Error
+// includes the whole report, so that the panic prints it.
 type LockOrderError struct {
 	Report *Report
 }

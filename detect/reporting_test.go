@@ -72,11 +72,17 @@ func TestPanicReporter(t *testing.T) {
 	a, b := &account{}, &account{}
 	transfer(a, b, 1)
 	var v any
+	var ownerA, ownerB int64
 	closer := onGoroutine(t, func() {
 		v = catch(func() { transfer(b, a, 1) })
+		ownerA, ownerB = detect.OwnerOf(&a.mu), detect.OwnerOf(&b.mu)
 		releaseIfHeld(&a.mu)
 		releaseIfHeld(&b.mu)
 	})
+	// The acquisition that panicked was undone, and transfer's deferred
+	// Unlock released the account it held.
+	assert.Zero(t, ownerA, "the Lock that panicked left its lock held")
+	assert.Zero(t, ownerB, "the deferred Unlock ran")
 	le := lockOrderError(t, v)
 	r := le.Report
 	require.Equal(t, detect.LockOrder, r.Kind)
