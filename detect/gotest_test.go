@@ -113,7 +113,9 @@ func newGoModule(t *testing.T, files map[string]string) *goModule {
 		all[name] = text
 	}
 	for name, text := range all {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 	}
 	return &goModule{t: t, dir: dir, gob: gob}
 }
@@ -122,9 +124,15 @@ func newGoModule(t *testing.T, files map[string]string) *goModule {
 // environment, and returns the combined output and the exit code.
 func (m *goModule) goTest(env ...string) (out string, code int) {
 	m.t.Helper()
+	return m.goCmd([]string{"test", "."}, env...)
+}
+
+// goCmd runs the go command with args in the module, as goTest does.
+func (m *goModule) goCmd(args []string, env ...string) (out string, code int) {
+	m.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*liveness)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, m.gob, "test", ".")
+	cmd := exec.CommandContext(ctx, m.gob, args...)
 	cmd.Dir = m.dir
 	for _, e := range os.Environ() {
 		name, _, _ := strings.Cut(e, "=")
@@ -138,13 +146,13 @@ func (m *goModule) goTest(env ...string) (out string, code int) {
 	cmd.Env = append(cmd.Env, "GOFLAGS=-mod=mod", "GOPROXY=off", "GOSUMDB=off", "GOWORK=off", "GOTOOLCHAIN=local")
 	cmd.Env = append(cmd.Env, env...)
 	b, err := cmd.CombinedOutput()
-	require.NoError(m.t, ctx.Err(), "go test %v did not finish:\n%s", env, b)
+	require.NoError(m.t, ctx.Err(), "go %v %v did not finish:\n%s", args, env, b)
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):
 		code = exit.ExitCode()
 	case err != nil:
-		m.t.Fatalf("go test %v: %v\n%s", env, err, b)
+		m.t.Fatalf("go %v %v: %v\n%s", args, env, err, b)
 	}
 	return string(b), code
 }
@@ -209,6 +217,41 @@ func TestGoTestFailsOnInversion(t *testing.T) {
 
 	out = m.passes(false, detect.EnvVar+"=order", detect.ReportEnvVar+"=print")
 	assert.NotContains(t, out, "possible circular", "go test hides a passing package's output")
+}
+
+// mainGo is a program that makes the inversion and then says it went on.
+const mainGo = `package main
+
+import (
+	"fmt"
+
+	"example.com/bank"
+)
+
+func main() {
+	a, b := &bank.Account{}, &bank.Account{}
+	bank.Transfer(a, b, 30)
+	bank.Transfer(b, a, 10)
+	fmt.Println("went on")
+}
+`
+
+// TestGoRunPrintsInversion: outside a test binary the default reporter
+// prints an inversion once to stderr and the program goes on, with exit
+// status 0; LOCKSMITH_DETECT_REPORT=panic makes the same program fail.
+func TestGoRunPrintsInversion(t *testing.T) {
+	t.Parallel()
+	m := newGoModule(t, map[string]string{"bank.go": bankGo, "cmd/transfer/main.go": mainGo})
+	out, code := m.goCmd([]string{"run", "./cmd/transfer"}, detect.EnvVar+"=order")
+	require.Zero(t, code, "go run failed:\n%s", out)
+	assert.Contains(t, out, "went on\n")
+	assert.Equal(t, 1, strings.Count(out, "WARNING: possible circular locking dependency detected"), out)
+	assert.NotContains(t, out, "panic:")
+
+	out, code = m.goCmd([]string{"run", "./cmd/transfer"}, detect.EnvVar+"=order", detect.ReportEnvVar+"=panic")
+	assert.NotZero(t, code, "the exit status:\n%s", out)
+	assert.NotContains(t, out, "went on")
+	assert.Contains(t, out, "panic: detect: lock order inversion: goroutine ")
 }
 
 // lineOf returns the line number of the line of text containing marker.
