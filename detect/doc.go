@@ -167,7 +167,9 @@
 //	LOCKSMITH_DETECT=order go test ./...
 //
 // fails the test that makes an inversion (the default reporter panics in
-// it). Or in a test, with the reporter of the test's choosing:
+// it; as any panic in a test, that ends the package's test binary, and
+// the tests after it do not run). Or in a test, with the reporter of the
+// test's choosing:
 //
 //	defer detect.Configure(detect.WithMode(detect.Order), detect.WithReporter(func(r *detect.Report) {
 //		t.Errorf("%v", r)
