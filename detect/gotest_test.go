@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -102,9 +103,16 @@ func newGoModule(t *testing.T, files map[string]string) *goModule {
 	require.NoError(t, err)
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	require.NoError(t, err)
+	// The library's go line: the oldest toolchain the library supports
+	// (CI runs this test with it, and with GOTOOLCHAIN=local a newer go
+	// line would refuse to build).
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	require.NoError(t, err)
+	goLine := regexp.MustCompile(`(?m)^go [0-9.]+$`).Find(mod)
+	require.NotNil(t, goLine, "the library's go.mod has no go line")
 	dir := t.TempDir()
 	all := map[string]string{
-		"go.mod": "module example.com/bank\n\ngo 1.26\n\n" +
+		"go.mod": "module example.com/bank\n\n" + string(goLine) + "\n\n" +
 			"require github.com/locksmith-go/locksmith v0.0.0\n\n" +
 			"replace github.com/locksmith-go/locksmith => " + root + "\n",
 		"go.sum": string(sum),
