@@ -114,13 +114,45 @@ func (t *tally) read() Seen {
 	return Seen{Times: t.times, Locks: t.nlocks, Goroutines: len(t.goroutines)}
 }
 
-// stepSite is the call site of a step: its first user frame.
+// stepSite is the code site of a step: its first user frame, and the
+// function that called it. The caller is part of the site so that locks
+// taken through one wrapper (func (x *T) lock() { x.mu.Lock() }) by
+// unrelated code are not one problem; it is named without its line or its
+// closure suffix, so that the same code path run from a loop and from the
+// goroutines it starts is one problem.
+//
+// Rejected alternative: the whole stack. Every goroutine's outer frames
+// differ, so one inversion over a hundred objects made from a hundred
+// goroutines would be a hundred reports again.
 func stepSite(s Step) string {
 	if len(s.Stack) == 0 {
 		return "?"
 	}
 	f := s.Stack[0]
-	return f.Function + " " + f.File + ":" + strconv.Itoa(f.Line)
+	site := f.Function + " " + f.File + ":" + strconv.Itoa(f.Line)
+	if len(s.Stack) > 1 {
+		site += " < " + trimClosure(s.Stack[1].Function)
+	}
+	return site
+}
+
+// trimClosure drops the suffixes the compiler gives function literals
+// (".func1", ".func2.1", ...) from a function's name.
+func trimClosure(fn string) string {
+	for {
+		i := strings.LastIndex(fn, ".")
+		if i < 0 {
+			return fn
+		}
+		last := fn[i+1:]
+		if !strings.HasPrefix(last, "func") && strings.Trim(last, "0123456789") != "" {
+			return fn
+		}
+		if strings.HasPrefix(last, "func") && strings.Trim(last[len("func"):], "0123456789") != "" {
+			return fn
+		}
+		fn = fn[:i]
+	}
 }
 
 // problemKey returns the key of the problem r describes.

@@ -398,3 +398,30 @@ func TestEnvReadOnceTestsStart(t *testing.T) {
 		})
 	}
 }
+
+// wrapped is a type whose methods lock and unlock its mutex: every
+// acquisition through it has the same innermost frame.
+type wrapped struct{ mu mutex.Mutex }
+
+func (w *wrapped) lock()   { w.mu.Lock() }
+func (w *wrapped) unlock() { w.mu.Unlock() }
+
+func pairAB(a, b *wrapped) { a.lock(); b.lock(); b.unlock(); a.unlock() }
+func pairCD(c, d *wrapped) { c.lock(); d.lock(); d.unlock(); c.unlock() }
+
+// Two unrelated inversions whose locks are all taken through one wrapper
+// method are two problems, not one: a site names the wrapper's caller too.
+func TestOneReportPerProblemThroughWrapper(t *testing.T) {
+	rec := configure(t, detect.WithMode(detect.Order))
+	a, b, c, d := &wrapped{}, &wrapped{}, &wrapped{}, &wrapped{}
+	pairAB(a, b)
+	pairAB(b, a) // inversion 1
+	pairCD(c, d)
+	pairCD(d, c) // inversion 2: other code, other locks
+	pairAB(b, a) // inversion 1 again: no new report
+	reps := rec.all()
+	require.Len(t, reps, 2, "%s", rec)
+	for _, r := range reps {
+		assert.Equal(t, detect.LockOrder, r.Kind)
+	}
+}
