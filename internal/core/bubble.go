@@ -56,10 +56,10 @@ func inBubble() bool {
 // caller of synctest.Test is counted in the bubble while it is blocked
 // waiting for the bubble to end), and goroutine IDs are not reused, so an
 // entry filled by the goroutine itself or from a dump's lasting answers
-// (see fillFromDump) never goes stale. The cache is direct-mapped by goroutine ID: a
-// colliding goroutine overwrites the slot, and a miss only costs the
-// lookup again. Each slot packs goid<<24 | domain in one word, so that a
-// lookup is a load and a fill a store, with nothing to allocate.
+// (see fillFromDump) never goes stale. The cache is direct-mapped by
+// goroutine ID: a colliding goroutine overwrites the slot, and a miss only
+// costs the lookup again. Each slot packs goid<<24 | domain in one word,
+// so that a lookup is a load and a fill a store, with nothing to allocate.
 const (
 	domCacheSize = 1024
 	domBits      = 24
