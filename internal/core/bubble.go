@@ -54,12 +54,12 @@ func inBubble() bool {
 // The goroutine -> domain cache. A goroutine's domain never changes while
 // it runs (a goroutine is created in its bubble or outside any; only the
 // caller of synctest.Test is counted in the bubble while it is blocked
-// waiting for the bubble to end, and such goroutines are not cached from
-// dumps, see fillFromDump), and goroutine IDs are not reused, so an entry
-// never goes stale. The cache is direct-mapped by goroutine ID: a
-// colliding goroutine overwrites the slot, and a miss only costs the
-// lookup again. Each slot packs goid<<24 | domain in one word, so that a
-// lookup is a load and a fill a store, with nothing to allocate.
+// waiting for the bubble to end), and goroutine IDs are not reused, so an
+// entry filled by the goroutine itself or from a dump's lasting answers
+// (see fillFromDump) never goes stale. The cache is direct-mapped by
+// goroutine ID: a colliding goroutine overwrites the slot, and a miss only
+// costs the lookup again. Each slot packs goid<<24 | domain in one word,
+// so that a lookup is a load and a fill a store, with nothing to allocate.
 const (
 	domCacheSize = 1024
 	domBits      = 24
@@ -134,7 +134,9 @@ func headerDomain(stack []byte) Domain {
 // goroutine's stack (which stops the world for a moment, tens of µs), so
 // it is asked only by a goroutine that is about to park inside a bubble,
 // about a lock holder it has not met on a slow path. A goroutine that is
-// not found (it has exited) is reported as DomUnknown.
+// not found (it has exited) is reported as DomUnknown. An answer of
+// DomOutside means "not seen in a bubble": it may be a goroutine of a
+// bubble that the runtime had detached for a moment (see fillFromDump).
 func domainOf(g int64) Domain {
 	if d, ok := cachedDomain(g); ok {
 		return d
@@ -154,27 +156,46 @@ func domainOf(g int64) Domain {
 	return fillFromDump(buf, g)
 }
 
-// fillFromDump caches the domain of every goroutine in an all-goroutines
-// dump and returns g's. A header shows the bubble the runtime associates
-// with the goroutine at that moment, which is not always its own: the
-// caller of synctest.Test is counted in the bubble while it waits for the
-// bubble to end ("[synctest.Run"), and outside it afterwards; a goroutine
-// of a bubble is taken out of it while it helps the garbage collector
-// (GC assists, starting a cycle); and any goroutine is put in a bubble
-// while it runs one of that bubble's timers. So g's domain is reported
-// from its header whatever its state, but a header is cached only when
-// its goroutine is parked in a wait that none of these happen in (a wrong
-// cache entry would be believed for the rest of the goroutine's life,
-// also by the goroutine itself, and could make a wait durable that a
-// goroutine of another domain ends: a fatal error).
+// fillFromDump caches the domain of goroutines of bubbles in an
+// all-goroutines dump and returns g's. A header shows the bubble the
+// runtime associates with the goroutine at that moment, which is not
+// always its own, so only answers that stay true are cached: a bubble
+// named in the header of a goroutine parked in an ordinary wait.
+//   - The runtime detaches a goroutine from its bubble while it starts a
+//     garbage collection or assists one (runtime.gcStart, gcAssistAlloc),
+//     where it may block or be preempted, and a dump then shows it with
+//     no bubble. Cached as DomOutside, that answer would outlive the
+//     moment: the goroutine's own CurDomain would say outside, and its
+//     next wait would park on a channel of its bubble as if made outside
+//     any, which a waker of another domain then sends on (a fatal error),
+//     or which a holder of another domain leaves its bubble durably
+//     blocked on (a deadlock panic of synctest). So a header without a
+//     bubble is answered DomOutside for this once and not cached. The
+//     answer only serves durableOK, where a goroutine of the waiter's
+//     bubble reported outside makes the waiter park on sem: safe.
+//   - Any goroutine is put in a bubble while it runs one of that bubble's
+//     timers, so a running or runnable goroutine's bubble is not cached
+//     either (stableStatus).
+//   - The caller of synctest.Test is counted in the bubble while it waits
+//     for the bubble to end (internal/synctest.Run is on its stack), and
+//     outside it afterwards, so it is reported but not cached.
+//
+// Rejected alternative: caching DomOutside from dumps too, which would
+// spare a later dump for a holder outside bubbles that only ever took
+// locks on the fast path. Nothing in a dump tells such a holder from a
+// goroutine of a bubble detached for a moment.
 func fillFromDump(dump []byte, g int64) Domain {
 	found := DomUnknown
 	for len(dump) > 0 {
-		line := dump
-		if i := bytes.IndexByte(dump, '\n'); i >= 0 {
-			line, dump = dump[:i], dump[i+1:]
+		block := dump // one goroutine: its header, then its frames
+		if i := bytes.Index(dump, []byte("\n\n")); i >= 0 {
+			block, dump = dump[:i], dump[i+2:]
 		} else {
 			dump = nil
+		}
+		line := block
+		if i := bytes.IndexByte(block, '\n'); i >= 0 {
+			line = block[:i]
 		}
 		const prefix = "goroutine "
 		if !bytes.HasPrefix(line, []byte(prefix)) {
@@ -190,13 +211,16 @@ func fillFromDump(dump []byte, g int64) Domain {
 			continue
 		}
 		d := DomOutside
-		if bytes.Contains(line, []byte(", synctest bubble ")) {
+		bubbled := bytes.Contains(line, []byte(", synctest bubble "))
+		if bubbled {
 			d = headerDomain(line)
 		}
 		if id == g {
 			found = d
 		}
-		if stableStatus(rest[sp+2:]) {
+		root := bytes.HasPrefix(rest[sp+2:], []byte("synctest.Run")) ||
+			bytes.Contains(block, []byte("\ninternal/synctest.Run("))
+		if bubbled && !root && stableStatus(rest[sp+2:]) {
 			cacheDomain(id, d)
 		}
 	}

@@ -3,7 +3,9 @@
 package core
 
 import (
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -79,34 +81,74 @@ func TestHeaderDomain(t *testing.T) {
 	}
 }
 
-// A dump names every goroutine's domain; it is cached only for goroutines
-// parked in a wait where the bubble shown is their own: not the caller of
-// synctest.Test, counted in the bubble only while it waits for the
-// bubble, nor a running goroutine (it may be running a bubble's timer),
-// nor one helping the garbage collector (taken out of its bubble
-// meanwhile).
+// A dump names every goroutine's domain, but only a goroutine shown in a
+// bubble and parked in an ordinary wait is cached: one shown outside may
+// be a goroutine of a bubble that the runtime detached for a moment (to
+// start or assist a garbage collection), a running or runnable one may be
+// running another bubble's timer, and the caller of synctest.Test is
+// counted in the bubble only while it waits for the bubble (parked, or
+// runnable with internal/synctest.Run on its stack).
 func TestFillFromDump(t *testing.T) {
-	const a, b, root, run, gc = 1 << 39, 1<<39 + 1, 1<<39 + 2, 1<<39 + 3, 1<<39 + 4 // IDs no real goroutine has
+	const a, b, root, root2, run, gc = 1 << 39, 1<<39 + 1, 1<<39 + 2, 1<<39 + 3, 1<<39 + 4, 1<<39 + 5 // IDs no real goroutine has
 	dump := "goroutine 549755813888 [chan receive]:\nmain.f()\n\n" +
 		"goroutine 549755813889 [sync.Cond.Wait (durable), synctest bubble 5]:\nmain.g()\n\n" +
 		"goroutine 549755813890 [synctest.Run (durable), synctest bubble 5]:\nmain.h()\n\n" +
-		"goroutine 549755813891 [running, synctest bubble 5]:\nmain.i()\n\n" +
-		"goroutine 549755813892 [GC assist wait]:\nmain.j()\n"
+		"goroutine 549755813891 [runnable, synctest bubble 5]:\ninternal/synctest.Run(0xc000114180)\n" +
+		"\t/usr/local/go/src/runtime/synctest.go:251 +0x2f4\ntesting/synctest.Test(0xc00012ad88, 0xc000110528)\n\n" +
+		"goroutine 549755813892 [running, synctest bubble 5]:\nmain.i()\n\n" +
+		"goroutine 549755813893 [GC assist wait]:\nmain.j()\n"
 	assert.Equal(t, Domain(6), fillFromDump([]byte(dump), b))
-	d, ok := cachedDomain(a)
+	d, ok := cachedDomain(b)
 	assert.True(t, ok)
-	assert.Equal(t, DomOutside, d)
+	assert.Equal(t, Domain(6), d)
+	assert.Equal(t, DomOutside, fillFromDump([]byte(dump), a))
+	_, ok = cachedDomain(a)
+	assert.False(t, ok, "a goroutine shown outside bubbles is not cached")
 	assert.Equal(t, Domain(6), fillFromDump([]byte(dump), run), "reported, not cached")
 	_, ok = cachedDomain(run)
 	assert.False(t, ok, "a running goroutine is not cached")
 	assert.Equal(t, DomOutside, fillFromDump([]byte(dump), gc))
 	_, ok = cachedDomain(gc)
 	assert.False(t, ok, "a goroutine assisting the GC is not cached")
-	d, ok = cachedDomain(b)
-	assert.True(t, ok)
-	assert.Equal(t, Domain(6), d)
-	assert.Equal(t, Domain(6), fillFromDump([]byte(dump), root))
-	_, ok = cachedDomain(root)
-	assert.False(t, ok, "the caller of synctest.Test is not cached")
+	for _, g := range []int64{root, root2} {
+		assert.Equal(t, Domain(6), fillFromDump([]byte(dump), g))
+		_, ok = cachedDomain(g)
+		assert.False(t, ok, "the caller of synctest.Test is not cached")
+	}
 	assert.Equal(t, DomUnknown, fillFromDump([]byte(dump), 3), "a goroutine not in the dump")
+}
+
+// The runtime detaches a goroutine from its bubble while it starts a
+// garbage collection, and a dump taken then shows it outside any bubble.
+// That answer must not be cached: the goroutine's own CurDomain would then
+// say outside, and its waits would park on channels of its bubble as if
+// it were outside, to be woken from other domains (a fatal error) or
+// left durably blocked behind a holder of another domain.
+func TestDomainOfGoroutineStartingGC(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		want := CurDomain()
+		var stop atomic.Bool
+		ids := make(chan int64)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			ids <- gid.Get()
+			for !stop.Load() {
+				runtime.GC()
+			}
+		}()
+		g := <-ids
+		defer func() {
+			stop.Store(true)
+			<-done
+		}()
+		slot := &domCache[uint64(g)%domCacheSize]
+		for range 500 {
+			slot.Store(0) // make domainOf dump
+			domainOf(g)
+			if d, ok := cachedDomain(g); ok && d != want {
+				t.Fatalf("goroutine %d of domain %d cached as %d", g, want, d)
+			}
+		}
+	})
 }

@@ -282,9 +282,35 @@ func (l *Lock) TryAcquire(g int64) bool {
 // the flags in clear in the same step. It reads before it writes, so that
 // spinning waiters do not keep stealing the cache line from the holder.
 // While durable waiters are queued it refuses a goroutine of another
-// domain (mayTake).
+// domain (tryAcquireDurable).
 func (l *Lock) tryAcquire(g int64, clear int64) bool {
-	var d Domain // the caller's, looked up only if needed
+	for {
+		s := l.state.Load()
+		if s>>ownerShift != 0 || s&flagStarving != 0 {
+			return false
+		}
+		if s&flagDurable != 0 {
+			return l.tryAcquireDurable(g, clear)
+		}
+		if l.state.CompareAndSwap(s, s&^clear|g<<ownerShift) {
+			return true
+		}
+	}
+}
+
+// tryAcquireDurable is tryAcquire while durable waiters are queued: only a
+// goroutine of their bubble may take the lock (mayTake). It decides under
+// mu, under which the durable flag and durDom do not change. Without mu,
+// the CompareAndSwap could succeed in another durable era than the one
+// whose durDom mayTake read: between the two, the last durable waiter of
+// the caller's bubble leaves, a waiter of another bubble queues durably
+// behind a holder of its own, that holder releases, and the state word is
+// the very value loaded before (free, waiting, durable); the caller would
+// then hold the lock in front of another bubble's durable waiters.
+func (l *Lock) tryAcquireDurable(g int64, clear int64) bool {
+	d := CurDomain() // outside mu: on a cache miss it reads the goroutine's stack
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	for {
 		s := l.state.Load()
 		if s>>ownerShift != 0 || s&flagStarving != 0 {
@@ -572,13 +598,22 @@ func (l *Lock) queueOrAcquire(w *waiter, clear, set int64) bool {
 
 // mayTake reports whether the calling goroutine may take the lock while
 // durable waiters are queued: only a goroutine of their bubble may. *d
-// caches the caller's domain across calls.
+// caches the caller's domain across calls. The caller holds mu, so that
+// the answer still holds at its CompareAndSwap (see tryAcquireDurable).
 func (l *Lock) mayTake(d *Domain) bool {
 	if *d == 0 {
 		*d = CurDomain()
 	}
-	return Domain(l.durDom.Load()) == *d
+	dur := Domain(l.durDom.Load())
+	if testHookMayTake != nil {
+		testHookMayTake(l)
+	}
+	return dur == *d
 }
+
+// testHookMayTake, if set (by tests), runs in mayTake between the load of
+// durDom and the caller's CompareAndSwap.
+var testHookMayTake func(*Lock)
 
 // durableOK, under mu, reports whether w, in a bubble, may park durably in
 // state s, in which the lock is held or durable waiters of another bubble

@@ -139,3 +139,34 @@ func waitParked(t *testing.T, fn string) {
 		runtime.Gosched()
 	}
 }
+
+// While durable waiters are queued, tryAcquire lets only a goroutine of
+// their domain take the lock, in the durable era it checked. The hook
+// runs between mayTake's look at durDom and the CompareAndSwap, and there
+// puts the net effect of the caller's era ending and another domain's
+// beginning with the same state word (free, waiting, durable): durDom
+// names the other domain. The lock changes durDom only under mu, so the
+// hook does so only if mu is free.
+func TestTryAcquireDurableEraChange(t *testing.T) {
+	var l Lock
+	mine := CurDomain()
+	other := mine + 7 // a domain no goroutine of this test has
+	l.durDom.Store(uint64(mine))
+	l.state.Store(flagWaiting | flagDurable)
+	testHookMayTake = func(l *Lock) {
+		if l.mu.TryLock() {
+			l.durDom.Store(uint64(other))
+			l.mu.Unlock()
+		}
+	}
+	defer func() { testHookMayTake = nil }()
+	g := ids.Add(1)
+	require.True(t, l.tryAcquire(g, 0), "a goroutine of the durable waiters' domain takes the free lock")
+	assert.Equal(t, mine, Domain(l.durDom.Load()), "lock taken in front of another domain's durable waiters")
+
+	testHookMayTake = nil
+	require.True(t, l.Release(g))
+	l.durDom.Store(uint64(other))
+	assert.False(t, l.TryAcquire(ids.Add(1)), "a goroutine of another domain takes no lock while durable waiters are queued")
+	assert.Equal(t, int64(flagWaiting|flagDurable), l.state.Load())
+}
