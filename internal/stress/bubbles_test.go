@@ -18,10 +18,17 @@ import (
 // Mutex, a Monitor, a Cond, an RWMutex and an RWMonitor shared by
 // goroutines outside any bubble and by two testing/synctest bubbles, in
 // each detection mode.
+// The last case also switches modes while the locks are held
+// (Config.SwitchModes).
 func TestStressAcrossBubbles(t *testing.T) {
-	for _, mode := range []detect.Mode{detect.Off, detect.Cycles, detect.Order} {
-		t.Run(mode.String(), func(t *testing.T) {
-			cfg := stress.Config{Mode: mode, Rounds: 4, Bubble: func(body func()) {
+	for _, tc := range []struct {
+		name      string
+		mode      detect.Mode
+		switching bool
+	}{{"off", detect.Off, false}, {"cycles", detect.Cycles, false}, {"order", detect.Order, false}, {"switching", detect.Cycles, true}} {
+		mode := tc.mode
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := stress.Config{Mode: mode, SwitchModes: tc.switching, Rounds: 4, Bubble: func(body func()) {
 				// t.Run, which may be called from several goroutines at
 				// once: each bubble gets its own T.
 				t.Run("bubble", func(t *testing.T) { synctest.Test(t, func(*testing.T) { body() }) })

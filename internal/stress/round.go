@@ -41,6 +41,8 @@ type round struct {
 	ends  []func() // end-of-round checks, run after every goroutine has exited
 	endMu sync.Mutex
 	seq   atomic.Uint64 // seeds each goroutine's generator
+
+	switches int64 // mode switches made during the round (Config.SwitchModes)
 }
 
 func newRound(cfg Config, n int, an *anomalies) *round {
@@ -50,6 +52,10 @@ func newRound(cfg Config, n int, an *anomalies) *round {
 // run starts every workload and waits for them; it reports false if the
 // round hung (an anomaly has been recorded and its goroutines are left).
 func (r *round) run() bool {
+	stopSwitching := func() int64 { return 0 }
+	if r.cfg.SwitchModes {
+		stopSwitching = r.switchModes()
+	}
 	r.mutexExclusion()
 	r.monitorReentry()
 	for _, k := range []lockKind{kindSync, kindMutex, kindMonitor} {
@@ -67,10 +73,15 @@ func (r *round) run() bool {
 	case <-done:
 	case <-timer.C:
 		r.an.addf("round %d did not finish within %v; goroutines:\n%s", r.n+1, roundTimeout, allStacks())
+		stopSwitching()
 		return false
 	}
+	r.switches = stopSwitching()
 	for _, f := range r.ends {
 		f()
+	}
+	if r.cfg.SwitchModes {
+		r.checkDetectorIdle()
 	}
 	return true
 }
@@ -81,6 +92,7 @@ func (r *round) addTo(res *Result) {
 	}
 	res.Signals += r.signals.Load()
 	res.Wakeups += r.wakeups.Load()
+	res.ModeSwitches += r.switches
 }
 
 // atEnd registers a check to run once every goroutine of the round exited.

@@ -24,6 +24,16 @@ type Config struct {
 	// package detect. The zero value is detect.Off.
 	Mode detect.Mode
 
+	// SwitchModes, if set, adds a goroutine to each round that keeps
+	// switching the detector between Off, Cycles and Order with
+	// detect.Configure (each switch restored after a moment, which puts
+	// Mode back) while the workers hold and wait for locks: locks taken in
+	// one mode are released in another, goroutines parked in Off mode are
+	// woken in Cycles mode, and so on. Every invariant Run checks still
+	// holds, and once a round's goroutines have exited, detect.Dump (in
+	// Order mode) must list no blocked goroutine and no held lock.
+	SwitchModes bool
+
 	// Duration is how long to keep starting rounds. Run always completes
 	// at least Rounds rounds, then starts new ones until Duration has
 	// passed since it began or ctx is done.
@@ -94,8 +104,13 @@ func allPrimitives() []string {
 
 // Result is what Run did and found.
 type Result struct {
-	Mode    detect.Mode
-	Rounds  int
+	Mode   detect.Mode
+	Rounds int
+
+	// ModeSwitches counts the detection modes installed by the switcher
+	// of Config.SwitchModes (0 without it).
+	ModeSwitches int64
+
 	Elapsed time.Duration
 
 	// Ops counts calls into each primitive's API (locks, unlocks, tries,
@@ -142,6 +157,9 @@ func (r *Result) TotalOps() int64 {
 func (r *Result) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "stress: mode %v, %d rounds in %v\n", r.Mode, r.Rounds, r.Elapsed.Round(time.Millisecond))
+	if r.ModeSwitches > 0 {
+		fmt.Fprintf(&b, "  switched between off, cycles and order %d times while locks were held\n", r.ModeSwitches)
+	}
 	secs := r.Elapsed.Seconds()
 	for _, p := range allPrimitives() {
 		n := r.Ops[p]
@@ -224,6 +242,9 @@ const roundTimeout = 2 * time.Minute
 //   - the detector: no report at all (the workloads take locks in one
 //     consistent order), and its memory flat: the live heap after the last
 //     round is at most twice that after the second, plus 16 MiB;
+//   - with Config.SwitchModes, the detector's records: once a round's
+//     goroutines have exited, detect.Dump in Order mode lists no blocked
+//     goroutine and no held lock, and detect.WriteDOT succeeds;
 //   - liveness: every round ends within a generous bound; every goroutine
 //     Run starts has exited when it returns (unless a round hung, which is
 //     an anomaly).

@@ -86,3 +86,28 @@ func TestRunRestoresDetectConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, detect.Cycles, detect.CurrentMode())
 }
+
+// TestStressSwitchingModes runs the stress mix while a goroutine keeps
+// switching the detector between Off, Cycles and Order, so that locks are
+// taken in one mode and released or waited for in another.
+func TestStressSwitchingModes(t *testing.T) {
+	cfg := stress.Config{Mode: detect.Cycles, SwitchModes: true, Duration: *duration, Goroutines: *goroutines}
+	if *duration == 0 {
+		cfg.Rounds = 4
+		if testing.Short() {
+			cfg.Ops = 20
+		}
+	}
+	res, err := stress.Run(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Log("\n" + res.String())
+	assert.True(t, res.OK(), "anomalies:\n%s", res.String())
+	assert.Positive(t, res.ModeSwitches)
+	for _, p := range stress.Primitives {
+		assert.Positive(t, res.Ops[p], "no operations on %s", p)
+	}
+	assert.Positive(t, res.Signals, "the exact-signal workloads signalled nothing")
+	assert.Equal(t, res.Signals, res.Wakeups)
+	assert.Zero(t, res.Reports)
+	assert.Equal(t, detect.Cycles, detect.CurrentMode())
+}
