@@ -310,10 +310,10 @@ func TestFormatting(t *testing.T) {
 	assert.Equal(t, "  0.012896", secs(12896000))
 }
 
-// TestSoak runs a short soak: every detect mode, every primitive, no
-// anomalies, exit status 0, and the counts on stdout.
+// TestSoak runs a short soak: every detect mode, then mode switches,
+// every primitive, no anomalies, exit status 0, and the counts on stdout.
 func TestSoak(t *testing.T) {
-	code, stdout, stderr := runArgs(t, "-soak", "300ms")
+	code, stdout, stderr := runArgs(t, "-soak", "400ms")
 	require.Equal(t, exitOK, code, "stderr:\n%s\nstdout:\n%s", stderr, stdout)
 	for _, mode := range []string{"mode off", "mode cycles", "mode order"} {
 		assert.Contains(t, stdout, "stress: "+mode)
@@ -323,4 +323,6 @@ func TestSoak(t *testing.T) {
 	}
 	assert.Contains(t, stdout, ", 0 anomalies")
 	assert.Contains(t, stderr, "soak: 100ms in detect mode order")
+	assert.Contains(t, stderr, "soak: 100ms switching detect modes while locks are held")
+	assert.Contains(t, stdout, "switched between off, cycles and order")
 }

@@ -10,18 +10,33 @@ import (
 	"github.com/locksmith-go/locksmith/internal/stress"
 )
 
-// soak runs the stress mix (internal/stress) for cfg.soak, a third of the
-// time in each detect mode, prints each mode's result and a total, and
-// returns exitError if any anomaly was found.
+// soakPhases are the phases of a soak, each run for an equal share of its
+// time: one per detect mode, then one that keeps switching the mode
+// between Off, Cycles and Order while locks are held (stress.Config's
+// SwitchModes, over Cycles).
+var soakPhases = []stress.Config{
+	{Mode: detect.Off},
+	{Mode: detect.Cycles},
+	{Mode: detect.Order},
+	{Mode: detect.Cycles, SwitchModes: true},
+}
+
+// soak runs the stress mix (internal/stress) for cfg.soak, a quarter of
+// the time in each of soakPhases, prints each phase's result and a total,
+// and returns exitError if any anomaly was found.
 func soak(cfg config, stdout, stderr io.Writer) int {
-	modes := []detect.Mode{detect.Off, detect.Cycles, detect.Order}
-	each := cfg.soak / time.Duration(len(modes))
+	each := cfg.soak / time.Duration(len(soakPhases))
 	var ops, anomalies int64
-	for _, m := range modes {
+	for _, phase := range soakPhases {
 		if !cfg.quiet {
-			fmt.Fprintf(stderr, "lockbench: soak: %v in detect mode %v\n", each.Round(time.Millisecond), m)
+			what := fmt.Sprintf("in detect mode %v", phase.Mode)
+			if phase.SwitchModes {
+				what = "switching detect modes while locks are held"
+			}
+			fmt.Fprintf(stderr, "lockbench: soak: %v %s\n", each.Round(time.Millisecond), what)
 		}
-		res, err := stress.Run(context.Background(), stress.Config{Mode: m, Duration: each})
+		phase.Duration = each
+		res, err := stress.Run(context.Background(), phase)
 		if err != nil {
 			fmt.Fprintf(stderr, "lockbench: soak: %v\n", err)
 			return exitError
