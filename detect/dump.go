@@ -41,14 +41,14 @@ func blockedNow() []blocked {
 	core.Waiting(func(wi core.WaitInfo) {
 		b := blocked{
 			g:      wi.G,
-			lock:   lockInfo(wi.Lock.Meta(wi.Kind)),
+			lock:   lockInfo(wi.Lock.Meta(wi.Class)),
 			owner:  wi.Lock.Owner(),
 			waited: time.Duration(now - wi.Since),
 			read:   wi.Read,
 			drain:  wi.Drain,
 		}
 		if wi.Drain {
-			for _, r := range core.RWOf(wi.Lock, wi.Kind).ReaderIDs() {
+			for _, r := range core.RWOf(wi.Lock, wi.Class).ReaderIDs() {
 				if r != wi.G {
 					b.readers = append(b.readers, r)
 				}
@@ -78,8 +78,8 @@ func heldNow() map[int64][]holding {
 		if l == nil {
 			return
 		}
-		if m.Kind.RW {
-			for _, r := range core.RWOf(l, m.Kind).ReaderIDs() {
+		if m.Class.RW {
+			for _, r := range core.RWOf(l, m.Class).ReaderIDs() {
 				out[r] = append(out[r], holding{lock: lockInfo(m), read: true})
 			}
 		}

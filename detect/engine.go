@@ -18,11 +18,11 @@ import (
 type engine struct{}
 
 func lockInfo(m *core.Meta) *LockInfo {
-	li := &LockInfo{ID: m.ID, Name: m.Name(), Type: "*" + m.Kind.Name, Addr: m.Addr,
-		FirstLocked: site(m.SitePCs()), FirstWaited: site(m.WaitSitePCs()), ReadWrite: m.Kind.RW}
-	if m.Kind.RW {
+	li := &LockInfo{ID: m.ID, Name: m.Name(), Type: "*" + m.Class.Name, Addr: m.Addr,
+		FirstLocked: site(m.SitePCs()), FirstWaited: site(m.WaitSitePCs()), ReadWrite: m.Class.RW}
+	if m.Class.RW {
 		if l := m.Lock(); l != nil {
-			li.Readers = core.RWOf(l, m.Kind).Readers()
+			li.Readers = core.RWOf(l, m.Class).Readers()
 		}
 	}
 	return li
@@ -227,14 +227,14 @@ func problems() []*Report {
 }
 
 // Deadlock builds the report for a verified wait-for cycle.
-func (engine) Deadlock(cycle []core.Step) error {
+func (engine) Deadlock(cycle []core.Hop) error {
 	n := len(cycle)
 	infos := make([]*LockInfo, n)
 	ids := make([]uint64, n)
 	gs := make([]int64, n)
 	want := map[int64]bool{}
 	for i, s := range cycle {
-		infos[i] = lockInfo(s.Lock.Meta(s.Kind))
+		infos[i] = lockInfo(s.Lock.Meta(s.Class))
 		ids[i] = infos[i].ID
 		gs[i] = s.G
 		want[s.G] = true
@@ -292,7 +292,7 @@ func SetName(l sync.Locker, name string) {
 	if !ok {
 		panic(core.Misuse(fmt.Sprintf("detect: SetName(%T): not a locksmith lock", l), ErrNotLocksmithLock))
 	}
-	a.Lock.Meta(a.Kind).SetName(name)
+	a.Lock.Meta(a.Class).SetName(name)
 }
 
 // sortedGoroutines returns the keys of m in order.

@@ -46,7 +46,7 @@ func OwnerOf(l sync.Locker) int64 { return adapt(l).Lock.Owner() }
 // LockID returns the detector's ID for l, creating its metadata if needed.
 func LockID(l sync.Locker) uint64 {
 	a := adapt(l)
-	return a.Lock.Meta(a.Kind).ID
+	return a.Lock.Meta(a.Class).ID
 }
 
 // HasEdge reports whether the lock-order graph has the edge a -> b.

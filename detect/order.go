@@ -387,7 +387,7 @@ const aloneSeen = 1
 // edge. An acquisition along a known edge takes the stack recorded with
 // the edge. Inversions are made of new edges, usually of new lock
 // instances, so the records a report needs are usually there.
-func (engine) Acquired(l *core.Lock, k *core.Kind, g int64, try bool) {
+func (engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) {
 	m := l.Meta(k)
 	s := enter(g, true)
 	var at *stackRec

@@ -131,12 +131,12 @@ func deliverRecovered(r *Report) {
 }
 
 func waitReport(wi core.WaitInfo, waited time.Duration) *Report {
-	info := lockInfo(wi.Lock.Meta(wi.Kind))
+	info := lockInfo(wi.Lock.Meta(wi.Class))
 	// The goroutines it waits for: the owner, or, for a writer waiting for
 	// readers to leave, the readers.
 	var holders []int64
 	if wi.Drain {
-		for _, r := range core.RWOf(wi.Lock, wi.Kind).ReaderIDs() {
+		for _, r := range core.RWOf(wi.Lock, wi.Class).ReaderIDs() {
 			if r != wi.G {
 				holders = append(holders, r)
 			}

@@ -69,7 +69,7 @@ func init() {
 		if !ok {
 			return core.Adapter{}, false
 		}
-		return core.Adapter{Lock: &m.l, Kind: core.KindMonitor, Cond: condLocker{m}}, true
+		return core.Adapter{Lock: &m.l, Class: core.ClassMonitor, Cond: condLocker{m}}, true
 	})
 }
 
@@ -110,7 +110,7 @@ func lockHeld(m *Monitor) {
 }
 
 func (m *Monitor) lockSlow(g int64) {
-	if err := m.l.Acquire(g, nil, core.KindMonitor); err != nil {
+	if err := m.l.Acquire(g, nil, core.ClassMonitor); err != nil {
 		panic(err)
 	}
 }
@@ -140,7 +140,7 @@ func (m *Monitor) acquired(g int64, try bool) {
 
 //go:noinline
 func (m *Monitor) orderAcquired(g int64, try bool) {
-	core.Acquired(&m.l, core.KindMonitor, g, try)
+	core.Acquired(&m.l, core.ClassMonitor, g, try)
 }
 
 // TryLock tries to lock m and reports whether it succeeded. It succeeds
@@ -181,7 +181,7 @@ func (m *Monitor) LockContext(ctx context.Context) error {
 		return err
 	}
 	if !m.l.FastAcquire(g) {
-		if err := m.l.Acquire(g, ctx, core.KindMonitor); err != nil {
+		if err := m.l.Acquire(g, ctx, core.ClassMonitor); err != nil {
 			return err
 		}
 	}
@@ -219,7 +219,7 @@ func (m *Monitor) lockTimeoutSlow(g int64, d time.Duration) bool {
 	if d <= 0 {
 		return m.l.TryAcquire(g)
 	}
-	return m.l.AcquireDeadline(g, nil, time.Now().Add(d), core.KindMonitor) == nil
+	return m.l.AcquireDeadline(g, nil, time.Now().Add(d), core.ClassMonitor) == nil
 }
 
 // Unlock takes one hold away and releases m when none are left.
@@ -386,7 +386,7 @@ func (c condLocker) Restore(n int) {
 	defer func() {
 		if !done {
 			cause := recover()
-			c.m.l.LoseHolds(core.KindMonitor, g, n, cause)
+			c.m.l.LoseHolds(core.ClassMonitor, g, n, cause)
 			if cause != nil {
 				panic(cause)
 			}

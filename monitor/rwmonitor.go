@@ -64,9 +64,9 @@ func init() {
 	core.RegisterAdapter(func(l sync.Locker) (core.Adapter, bool) {
 		switch rw := l.(type) {
 		case *RWMonitor:
-			return core.Adapter{Lock: rw.l.WriterLock(), Kind: core.KindRWMonitor, Cond: rwCondLocker{rw}}, true
+			return core.Adapter{Lock: rw.l.WriterLock(), Class: core.ClassRWMonitor, Cond: rwCondLocker{rw}}, true
 		case rlocker:
-			return core.Adapter{Lock: rw.rw.l.WriterLock(), Kind: core.KindRWMonitor,
+			return core.Adapter{Lock: rw.rw.l.WriterLock(), Class: core.ClassRWMonitor,
 				CondErr: core.Misuse("condvar: New(rw.RLocker()) of a *monitor.RWMonitor: a condition needs the write lock; use rw.NewCond()", core.ErrReadLocker)}, true
 		}
 		return core.Adapter{}, false
@@ -95,7 +95,7 @@ func (rw *RWMonitor) Lock() {
 
 func (rw *RWMonitor) lockSlow(g int64) {
 	rw.checkUpgrade(g)
-	if err := rw.l.Lock(g, nil, core.KindRWMonitor); err != nil {
+	if err := rw.l.Lock(g, nil, core.ClassRWMonitor); err != nil {
 		panic(err)
 	}
 }
@@ -120,7 +120,7 @@ func (rw *RWMonitor) acquired(g int64, try bool) {
 
 //go:noinline
 func (rw *RWMonitor) orderAcquired(g int64, try, read bool) {
-	core.AcquiredRW(rw.l.WriterLock(), core.KindRWMonitor, g, try, read)
+	core.AcquiredRW(rw.l.WriterLock(), core.ClassRWMonitor, g, try, read)
 }
 
 //go:noinline
@@ -168,7 +168,7 @@ func (rw *RWMonitor) LockContext(ctx context.Context) error {
 		return err
 	}
 	if !rw.l.LockFast(g) {
-		if err := rw.l.Lock(g, ctx, core.KindRWMonitor); err != nil {
+		if err := rw.l.Lock(g, ctx, core.ClassRWMonitor); err != nil {
 			return err
 		}
 	}
@@ -249,7 +249,7 @@ func (rw *RWMonitor) rlockSlow(g int64) {
 		rw.l.AddReadHolds(g, 1)
 		return
 	}
-	if err := rw.l.RLockSlow(g, nil, core.KindRWMonitor); err != nil {
+	if err := rw.l.RLockSlow(g, nil, core.ClassRWMonitor); err != nil {
 		panic(err)
 	}
 }
@@ -296,7 +296,7 @@ func (rw *RWMonitor) RLockContext(ctx context.Context) error {
 			return err
 		}
 		if !rw.l.RLockFast(g, true) {
-			if err := rw.l.RLockSlow(g, ctx, core.KindRWMonitor); err != nil {
+			if err := rw.l.RLockSlow(g, ctx, core.ClassRWMonitor); err != nil {
 				return err
 			}
 		}
@@ -422,7 +422,7 @@ func (c rwCondLocker) Restore(n int) {
 	defer func() {
 		if !done {
 			cause := recover()
-			rw.l.WriterLock().LoseHolds(core.KindRWMonitor, g, writes+reads, cause)
+			rw.l.WriterLock().LoseHolds(core.ClassRWMonitor, g, writes+reads, cause)
 			if cause != nil {
 				panic(cause)
 			}

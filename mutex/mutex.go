@@ -67,7 +67,7 @@ func init() {
 		if !ok {
 			return core.Adapter{}, false
 		}
-		return core.Adapter{Lock: &m.l, Kind: core.KindMutex, Cond: condLocker{m}}, true
+		return core.Adapter{Lock: &m.l, Class: core.ClassMutex, Cond: condLocker{m}}, true
 	})
 }
 
@@ -110,7 +110,7 @@ func (m *Mutex) lockSlow(g int64) {
 	if m.l.Owner() == g {
 		panic(recursive(g))
 	}
-	if err := m.l.Acquire(g, nil, core.KindMutex); err != nil {
+	if err := m.l.Acquire(g, nil, core.ClassMutex); err != nil {
 		panic(err)
 	}
 }
@@ -151,7 +151,7 @@ func (m *Mutex) LockContext(ctx context.Context) error {
 		return err
 	}
 	if !m.l.FastAcquire(g) {
-		if err := m.l.Acquire(g, ctx, core.KindMutex); err != nil {
+		if err := m.l.Acquire(g, ctx, core.ClassMutex); err != nil {
 			return err
 		}
 	}
@@ -192,7 +192,7 @@ func (m *Mutex) lockTimeoutSlow(g int64, d time.Duration) bool {
 	if d <= 0 {
 		return m.l.TryAcquire(g)
 	}
-	return m.l.AcquireDeadline(g, nil, time.Now().Add(d), core.KindMutex) == nil
+	return m.l.AcquireDeadline(g, nil, time.Now().Add(d), core.ClassMutex) == nil
 }
 
 // Unlock unlocks m.
@@ -239,7 +239,7 @@ func unlockHeld(m *Mutex) {
 // Lock and Unlock even with Order mode off.
 
 //go:noinline
-func (m *Mutex) orderAcquired(g int64, try bool) { core.Acquired(&m.l, core.KindMutex, g, try) }
+func (m *Mutex) orderAcquired(g int64, try bool) { core.Acquired(&m.l, core.ClassMutex, g, try) }
 
 //go:noinline
 func (m *Mutex) orderReleased(g int64) { core.Released(&m.l, g) }
@@ -288,7 +288,7 @@ func (c condLocker) Restore(int) {
 	defer func() {
 		if !done {
 			cause := recover()
-			c.m.l.LoseHolds(core.KindMutex, g, 1, cause)
+			c.m.l.LoseHolds(core.ClassMutex, g, 1, cause)
 			if cause != nil {
 				panic(cause)
 			}

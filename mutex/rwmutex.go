@@ -63,9 +63,9 @@ func init() {
 	core.RegisterAdapter(func(l sync.Locker) (core.Adapter, bool) {
 		switch rw := l.(type) {
 		case *RWMutex:
-			return core.Adapter{Lock: rw.l.WriterLock(), Kind: core.KindRWMutex, Cond: rwCondLocker{rw}}, true
+			return core.Adapter{Lock: rw.l.WriterLock(), Class: core.ClassRWMutex, Cond: rwCondLocker{rw}}, true
 		case rlocker:
-			return core.Adapter{Lock: rw.rw.l.WriterLock(), Kind: core.KindRWMutex,
+			return core.Adapter{Lock: rw.rw.l.WriterLock(), Class: core.ClassRWMutex,
 				CondErr: core.Misuse("condvar: New(rw.RLocker()) of a *mutex.RWMutex: a condition needs the write lock; use condvar.New(rw)", core.ErrReadLocker)}, true
 		}
 		return core.Adapter{}, false
@@ -92,7 +92,7 @@ func (rw *RWMutex) Lock() {
 
 func (rw *RWMutex) lockSlow(g int64) {
 	rw.checkHolder(g, "lock")
-	if err := rw.l.Lock(g, nil, core.KindRWMutex); err != nil {
+	if err := rw.l.Lock(g, nil, core.ClassRWMutex); err != nil {
 		panic(err)
 	}
 }
@@ -143,7 +143,7 @@ func (rw *RWMutex) LockContext(ctx context.Context) error {
 		return err
 	}
 	if !rw.l.LockFast(g) {
-		if err := rw.l.Lock(g, ctx, core.KindRWMutex); err != nil {
+		if err := rw.l.Lock(g, ctx, core.ClassRWMutex); err != nil {
 			return err
 		}
 	}
@@ -212,7 +212,7 @@ func (rw *RWMutex) RLock() {
 
 func (rw *RWMutex) rlockSlow(g int64) {
 	rw.checkHolder(g, "rlock")
-	if err := rw.l.RLockSlow(g, nil, core.KindRWMutex); err != nil {
+	if err := rw.l.RLockSlow(g, nil, core.ClassRWMutex); err != nil {
 		panic(err)
 	}
 }
@@ -249,7 +249,7 @@ func (rw *RWMutex) RLockContext(ctx context.Context) error {
 		return err
 	}
 	if !rw.l.RLockFast(g, false) {
-		if err := rw.l.RLockSlow(g, ctx, core.KindRWMutex); err != nil {
+		if err := rw.l.RLockSlow(g, ctx, core.ClassRWMutex); err != nil {
 			return err
 		}
 	}
@@ -294,7 +294,7 @@ func (rw *RWMutex) runlockFailed(g int64) {
 
 //go:noinline
 func (rw *RWMutex) orderAcquired(g int64, try, read bool) {
-	core.AcquiredRW(rw.l.WriterLock(), core.KindRWMutex, g, try, read)
+	core.AcquiredRW(rw.l.WriterLock(), core.ClassRWMutex, g, try, read)
 }
 
 //go:noinline
@@ -343,7 +343,7 @@ func (c rwCondLocker) Restore(int) {
 	defer func() {
 		if !done {
 			cause := recover()
-			c.rw.l.WriterLock().LoseHolds(core.KindRWMutex, g, 1, cause)
+			c.rw.l.WriterLock().LoseHolds(core.ClassRWMutex, g, 1, cause)
 			if cause != nil {
 				panic(cause)
 			}

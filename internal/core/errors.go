@@ -2,7 +2,6 @@ package core
 
 import (
 	"errors"
-	"sync"
 )
 
 // ErrNotOwner is the one sentinel behind mutex.ErrNotOwner,
@@ -32,44 +31,4 @@ func (e *Error) Unwrap() []error { return e.Sentinels }
 // Misuse returns an *Error with the given message and sentinels.
 func Misuse(msg string, sentinels ...error) *Error {
 	return &Error{Msg: msg, Sentinels: sentinels}
-}
-
-// CondLocker is what a condition variable needs from an owner-aware lock
-// beyond sync.Locker.
-type CondLocker interface {
-	Owned() bool
-	// ReleaseAll releases every hold the caller has and returns the count,
-	// for Restore.
-	ReleaseAll() int
-	// Restore reacquires the lock and sets the hold count back to n.
-	Restore(n int)
-}
-
-// Adapter is what package mutex or monitor tells the rest of locksmith
-// about one of its locks.
-type Adapter struct {
-	Lock *Lock
-	Kind *Kind
-	Cond CondLocker
-	// CondErr, if not nil, is what condvar.New panics with for this
-	// locker: the read side of a read-write lock cannot carry a
-	// condition.
-	CondErr error
-}
-
-var adapters []func(sync.Locker) (Adapter, bool)
-
-// RegisterAdapter is called from package initialisation by the public
-// lock packages, so that condvar and detect can see inside their locks
-// without an import cycle and without public hooks.
-func RegisterAdapter(f func(sync.Locker) (Adapter, bool)) { adapters = append(adapters, f) }
-
-// Adapt returns the adapter for l, if l is a locksmith lock.
-func Adapt(l sync.Locker) (Adapter, bool) {
-	for _, f := range adapters {
-		if a, ok := f(l); ok {
-			return a, true
-		}
-	}
-	return Adapter{}, false
 }

@@ -8,18 +8,18 @@ import (
 	"time"
 )
 
-// Kind describes a lock type for reports: its name as users write it.
-type Kind struct {
+// Class describes a lock type (lockdep calls this a lock class) for reports: its name as users write it.
+type Class struct {
 	Name      string // "mutex.Mutex"
 	Reentrant bool
 	RW        bool // the Lock is the writer lock of an RWLock (see RWOf)
 }
 
 var (
-	KindMutex     = &Kind{Name: "mutex.Mutex"}
-	KindMonitor   = &Kind{Name: "monitor.Monitor", Reentrant: true}
-	KindRWMutex   = &Kind{Name: "mutex.RWMutex", RW: true}
-	KindRWMonitor = &Kind{Name: "monitor.RWMonitor", Reentrant: true, RW: true}
+	ClassMutex     = &Class{Name: "mutex.Mutex"}
+	ClassMonitor   = &Class{Name: "monitor.Monitor", Reentrant: true}
+	ClassRWMutex   = &Class{Name: "mutex.RWMutex", RW: true}
+	ClassRWMonitor = &Class{Name: "monitor.RWMonitor", Reentrant: true, RW: true}
 )
 
 // Lock is an owner-tracking lock word plus a queue of parked waiters.
@@ -163,7 +163,7 @@ const starvationThreshold = int64(time.Millisecond)
 type waiter struct {
 	g         int64
 	lock      *Lock
-	kind      *Kind
+	class     *Class
 	dom       Domain        // the goroutine's domain (bubble.go)
 	ch        chan struct{} // buffered(1); made by the waiter when it first parks on it
 	sem       sync.Mutex    // the token when sema: see above
@@ -220,8 +220,8 @@ func (w *waiter) post(sema bool) {
 // newWaiter returns the waiter of g's wait on l, in the calling
 // goroutine's domain. In a bubble its sem holds no token, so that a park
 // on it blocks.
-func newWaiter(g int64, l *Lock, k *Kind) *waiter {
-	w := &waiter{g: g, lock: l, kind: k, dom: CurDomain(), start: nanotime()}
+func newWaiter(g int64, l *Lock, k *Class) *waiter {
+	w := &waiter{g: g, lock: l, class: k, dom: CurDomain(), start: nanotime()}
 	if w.dom != DomOutside {
 		w.sem.Lock()
 	}
@@ -395,7 +395,7 @@ func (l *Lock) handOff() {
 // cannot be cancelled. On failure (ctx done, or the wait would close a
 // deadlock cycle) it returns the error and g does not hold the lock.
 // The caller has already tried the fast path and checked for re-entry.
-func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
+func (l *Lock) Acquire(g int64, ctx context.Context, k *Class) error {
 	return l.AcquireDeadline(g, ctx, time.Time{}, k)
 }
 
@@ -408,7 +408,7 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Kind) error {
 // calling Acquire. That allocates a context, its done channel and a timer
 // before spinning, so every contended call pays for them, also the many
 // that spinning serves.
-func (l *Lock) AcquireDeadline(g int64, ctx context.Context, deadline time.Time, k *Kind) error {
+func (l *Lock) AcquireDeadline(g int64, ctx context.Context, deadline time.Time, k *Class) error {
 	if spin(l, g) {
 		return nil
 	}

@@ -26,7 +26,7 @@ func acquire(t *testing.T, l *Lock, g int64, ctx context.Context) error {
 	if l.FastAcquire(g) {
 		return nil
 	}
-	return l.Acquire(g, ctx, KindMutex)
+	return l.Acquire(g, ctx, ClassMutex)
 }
 
 // TestLockMutualExclusionUnderCancellation mixes plain acquisitions with
@@ -110,7 +110,7 @@ func TestLockContentionInBlockProfile(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		assert.NoError(t, l.Acquire(2, nil, KindMutex))
+		assert.NoError(t, l.Acquire(2, nil, ClassMutex))
 		l.Release(2)
 	}()
 	waitParked(t, "(*Lock).Acquire")

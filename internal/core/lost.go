@@ -55,7 +55,7 @@ type lostHolds struct {
 // ending with runtime.Goexit). A record already there for g is replaced:
 // its holds were retaken and released since, or g recovered and went on
 // without unlocking.
-func (l *Lock) LoseHolds(k *Kind, g int64, n int, cause any) {
+func (l *Lock) LoseHolds(k *Class, g int64, n int, cause any) {
 	lh := &l.Meta(k).lost
 	lh.mu.Lock()
 	defer lh.mu.Unlock()

@@ -112,9 +112,9 @@ const (
 	waitDrain              // the writer, holding the writer lock, waiting for readers to leave
 )
 
-// RWOf returns the RWLock whose writer lock is l. k must be l's kind and
+// RWOf returns the RWLock whose writer lock is l. k must be l's class and
 // have RW set.
-func RWOf(l *Lock, k *Kind) *RWLock {
+func RWOf(l *Lock, k *Class) *RWLock {
 	if !k.RW {
 		return nil
 	}
@@ -454,7 +454,7 @@ func (l *RWLock) TryRLock(g int64, reentrant bool) bool {
 // checked that g holds no read lock (and, unless reentrant, not the write
 // lock). ctx may be nil. On failure (ctx done, or the wait would close a
 // deadlock cycle) g holds nothing new.
-func (l *RWLock) RLockSlow(g int64, ctx context.Context, k *Kind) error {
+func (l *RWLock) RLockSlow(g int64, ctx context.Context, k *Class) error {
 	var w *waiter
 	registered := false
 	var stop func() bool // unregisters the context callback of a park on sem
@@ -669,7 +669,7 @@ func (l *RWLock) WriteLocked() bool {
 // the readers gone. The caller has checked for re-entry. ctx may be nil.
 // On failure g holds nothing new, and readers that queued behind it in the
 // meantime are let in.
-func (l *RWLock) Lock(g int64, ctx context.Context, k *Kind) error {
+func (l *RWLock) Lock(g int64, ctx context.Context, k *Class) error {
 	if !l.w.FastAcquire(g) {
 		if err := l.w.Acquire(g, ctx, k); err != nil {
 			return err
@@ -703,7 +703,7 @@ func (l *RWLock) noReaders() bool {
 }
 
 // drain waits, holding the writer lock, until the readers have left.
-func (l *RWLock) drain(g int64, ctx context.Context, k *Kind) error {
+func (l *RWLock) drain(g int64, ctx context.Context, k *Class) error {
 	w := newWaiter(g, &l.w, k)
 	w.rw, w.mode = l, waitDrain
 	if w.dom == DomOutside {
@@ -865,7 +865,7 @@ func spinUntil(cond func() bool) bool {
 }
 
 // noteSite records, for reports, the first wait on an unnamed lock.
-func noteSite(l *Lock, k *Kind) {
+func noteSite(l *Lock, k *Class) {
 	if m := l.Meta(k); m.waitSite.Load() == nil {
 		pcs := make([]uintptr, 32)
 		pcs = pcs[:runtime.Callers(4, pcs)]
@@ -961,7 +961,7 @@ func (l *RWLock) OverflowAllocated() bool {
 // or ended the goroutine), the write acquisition is undone before the
 // panic or the exit goes on, through RWLock.Unlock so that readers queued
 // behind it are let in.
-func AcquiredRW(l *Lock, k *Kind, g int64, try, read bool) {
+func AcquiredRW(l *Lock, k *Class, g int64, try, read bool) {
 	if read {
 		return
 	}

@@ -18,10 +18,10 @@ func TestWalkChain(t *testing.T) {
 	defer l1.Release(g1)
 	defer l2.Release(g2)
 	// g3 waits for l1 (held by g1), g1 waits for l2 (held by g2).
-	w1 := &waiter{g: g1, lock: &l2, kind: KindMutex}
+	w1 := &waiter{g: g1, lock: &l2, class: ClassMutex}
 	register(w1)
 	defer unregister(w1)
-	w3 := &waiter{g: g3, lock: &l1, kind: KindMutex}
+	w3 := &waiter{g: g3, lock: &l1, class: ClassMutex}
 	register(w3)
 	defer unregister(w3)
 	assert.Zero(t, testing.AllocsPerRun(100, func() {
@@ -32,7 +32,7 @@ func TestWalkChain(t *testing.T) {
 
 	// g2 waits for l1 (held by g1): g1 -> g2 -> g1 is a cycle, found
 	// from g2, who registered last.
-	w2 := &waiter{g: g2, lock: &l1, kind: KindMutex}
+	w2 := &waiter{g: g2, lock: &l1, class: ClassMutex}
 	register(w2)
 	defer unregister(w2)
 	cycle := checkCycle(w2)

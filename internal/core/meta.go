@@ -1,0 +1,125 @@
+package core
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+	"weak"
+)
+
+// Meta is a lock's identity for detection. It is created the first time
+// detection needs it, and holds no pointer to the lock, so the lock can be
+// collected; its ID is then passed to Engine.Forget.
+type Meta struct {
+	ID    uint64
+	Class *Class
+	Addr  uintptr
+	// Flags holds bits kept by package detect in Order mode.
+	Flags    atomic.Uint32
+	lock     weak.Pointer[Lock]
+	name     atomic.Pointer[string]
+	site     atomic.Pointer[[]uintptr] // first acquisition seen in Order mode
+	waitSite atomic.Pointer[[]uintptr] // first Lock that had to wait (Cycles and Order modes)
+	lost     lostHolds                 // holds that Cond waits could not retake (see LoseHolds)
+}
+
+// Lock returns the lock m describes, or nil if it has been collected.
+func (m *Meta) Lock() *Lock { return m.lock.Value() }
+
+// metas holds every live Meta, for Dump. A Meta holds its lock only
+// weakly; the lock's cleanup removes the Meta.
+var metas struct {
+	mu sync.Mutex
+	m  map[uint64]*Meta
+}
+
+// Metas calls f for every lock that has metadata, without holding the
+// registry's lock while f runs.
+func Metas(f func(*Meta)) {
+	metas.mu.Lock()
+	all := make([]*Meta, 0, len(metas.m))
+	for _, m := range metas.m {
+		all = append(all, m)
+	}
+	metas.mu.Unlock()
+	for _, m := range all {
+		f(m)
+	}
+}
+
+var nextID atomic.Uint64
+
+// Meta returns l's metadata, creating it on first use.
+func (l *Lock) Meta(k *Class) *Meta {
+	if m := l.meta.Load(); m != nil {
+		return m
+	}
+	var m *Meta
+	if engine != nil {
+		m = engine.NewMeta()
+	} else {
+		m = new(Meta)
+	}
+	m.ID, m.Class, m.Addr, m.lock = nextID.Add(1), k, uintptr(unsafe.Pointer(l)), weak.Make(l)
+	if !l.meta.CompareAndSwap(nil, m) {
+		return l.meta.Load()
+	}
+	metas.mu.Lock()
+	if metas.m == nil {
+		metas.m = map[uint64]*Meta{}
+	}
+	metas.m[m.ID] = m
+	metas.mu.Unlock()
+	runtime.AddCleanup(l, forget, m.ID)
+	return m
+}
+
+// PeekMeta returns l's metadata or nil, without creating it.
+func (l *Lock) PeekMeta() *Meta { return l.meta.Load() }
+
+func forget(id uint64) {
+	metas.mu.Lock()
+	delete(metas.m, id)
+	metas.mu.Unlock()
+	if engine != nil {
+		engine.Forget(id)
+	}
+}
+
+// Name returns the name given with SetName, or "".
+func (m *Meta) Name() string {
+	if p := m.name.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// SetName names the lock in reports.
+func (m *Meta) SetName(s string) { m.name.Store(&s) }
+
+// SitePCs returns the stack (program counters) of the first Lock the
+// detector recorded, or nil. Symbolising waits until a report needs it.
+func (m *Meta) SitePCs() []uintptr {
+	if p := m.site.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// HasSite reports whether a first-lock site was recorded.
+func (m *Meta) HasSite() bool { return m.site.Load() != nil }
+
+// SetSiteOnce records the first-lock stack; later calls do nothing. The
+// caller must not change *pcs afterwards.
+func (m *Meta) SetSiteOnce(pcs *[]uintptr) { m.site.CompareAndSwap(nil, pcs) }
+
+// WaitSitePCs returns the stack of the first Lock that had to wait for
+// the lock, or nil. In Cycles mode, which records nothing on the fast
+// path, it is the only site known.
+func (m *Meta) WaitSitePCs() []uintptr {
+	if p := m.waitSite.Load(); p != nil {
+		return *p
+	}
+	return nil
+}

@@ -1,0 +1,129 @@
+package core
+
+import (
+	"sync/atomic"
+)
+
+// Detection modes; package detect documents them.
+const (
+	ModeOff int32 = iota
+	ModeCycles
+	ModeOrder
+)
+
+// modeRecheck, or'ed into the mode word, sends lock operations to the
+// outlined Order-mode hooks even in Off and Cycles modes, until the
+// recheck function installed with SetRecheck says it is done. Values at or
+// above ModeOrder are exactly "Order, or a recheck pending", so the fast
+// paths still test the word with one comparison.
+const modeRecheck int32 = 4
+
+// mode is the mode word: a Mode value, plus modeRecheck.
+var mode atomic.Int32
+
+func init() { mode.Store(ModeCycles) }
+
+// Mode returns the detection mode in force.
+func Mode() int32 { return mode.Load() &^ modeRecheck }
+
+// SetMode sets the detection mode (package detect calls it), keeping a
+// pending recheck, and the fast words of the assembly fast paths with it.
+func SetMode(m int32) {
+	for {
+		old := mode.Load()
+		if mode.CompareAndSwap(old, m|old&modeRecheck) {
+			break
+		}
+	}
+	updateFastWords()
+}
+
+// OrderOn reports whether the lock must call Acquired and Released: in
+// Order mode, or while a recheck is pending. The lock fast
+// paths call it on every acquisition and release: one load of a word that
+// is only written when the configuration changes.
+func OrderOn() bool { return mode.Load() >= ModeOrder }
+
+// recheck is set by SetRecheck during initialisation and read afterwards.
+var recheck func(g int64) (done bool)
+
+// SetRecheck makes the lock operations of every goroutine call f (with
+// the goroutine's ID) until f returns true. Package detect uses it in a
+// test binary to read its environment variables again once go test's
+// log of the variables a test consults has started. It must be called
+// during package initialisation.
+func SetRecheck(f func(g int64) (done bool)) {
+	recheck = f
+	mode.Or(modeRecheck)
+	updateFastWords()
+}
+
+// settle runs the pending recheck for g and reports whether Order mode is
+// on. It is reached only from the outlined hooks, while mode has
+// modeRecheck set.
+func settle(g int64) (order bool) {
+	if recheck(g) {
+		mode.And(^modeRecheck)
+		updateFastWords()
+	}
+	return Mode() == ModeOrder
+}
+
+// Engine is what package detect installs: report building and the
+// lock-order graph. Methods are called without any core lock held.
+type Engine interface {
+	// Deadlock receives a verified wait-for cycle that the calling
+	// goroutine (cycle[0].G) would close, and returns the error that
+	// Lock panics with and LockContext returns.
+	Deadlock(cycle []Hop) error
+	// Acquired and Released are called in Order mode only.
+	Acquired(l *Lock, k *Class, g int64, try bool)
+	Released(l *Lock, g int64)
+	// Parked is called when a goroutine has registered as blocked, in
+	// Cycles and Order modes, so that the wait-timeout watchdog can arm.
+	Parked()
+	// NewMeta returns a zero Meta for a lock that needs metadata. The
+	// engine allocates it together with its own per-lock state, so that
+	// a lock's detection state costs one allocation.
+	NewMeta() *Meta
+	// Forget is called when a lock that had metadata is garbage collected.
+	Forget(id uint64)
+}
+
+var engine Engine
+
+// SetEngine installs e. It must be called during package initialisation.
+func SetEngine(e Engine) { engine = e }
+
+// Acquired forwards Order-mode bookkeeping for a lock g has just taken to
+// the engine, which may deliver a LockOrder report. If the engine does not
+// return (the reporter panicked, or ended the goroutine with
+// runtime.Goexit as t.FailNow does), the acquisition is undone before the
+// panic or the exit goes on: the record is dropped and the lock released,
+// waking a waiter if there is one. So a Lock, TryLock or LockContext that
+// panics never leaves its caller holding the lock, whichever path the
+// panic came from.
+//
+// While a recheck is pending, Acquired and Released run it first, and forward only in Order mode.
+func Acquired(l *Lock, k *Class, g int64, try bool) {
+	if mode.Load()&modeRecheck != 0 && !settle(g) {
+		return
+	}
+	done := false
+	defer func() {
+		if !done {
+			engine.Released(l, g)
+			l.Release(g)
+		}
+	}()
+	engine.Acquired(l, k, g, try)
+	done = true
+}
+
+// Released forwards Order-mode bookkeeping to the engine.
+func Released(l *Lock, g int64) {
+	if mode.Load()&modeRecheck != 0 && !settle(g) {
+		return
+	}
+	engine.Released(l, g)
+}
