@@ -1,0 +1,144 @@
+package detect
+
+import "sync/atomic"
+
+// edgeSet finds an edge by its two lock IDs without a lock: open
+// addressing over a table of (key, edge) slots. Inserts and deletes are
+// made under graphMu; a table that fills up is replaced whole (readers of
+// the old one may miss an edge added since, which only costs a visit to
+// validate). It holds exactly the graph's edges.
+var edgeSet edgeTableRef
+
+type edgeTableRef struct{ t atomic.Pointer[edgeTable] }
+
+type edgeSlot struct {
+	key atomic.Uint64
+	e   atomic.Pointer[edge]
+}
+
+type edgeTable struct {
+	slots []edgeSlot
+	used  int // live entries plus tombstones; guarded by graphMu
+	live  int // guarded by graphMu
+}
+
+const (
+	slotEmpty = 0
+	slotTomb  = 1
+)
+
+func pairKey(from, to uint64) uint64 {
+	k := mix(mix(0, from), to)
+	if k <= slotTomb {
+		k += 2
+	}
+	return k
+}
+
+// get returns the edge from -> to (lock IDs), or nil.
+func (r *edgeTableRef) get(from, to uint64) *edge {
+	t := r.t.Load()
+	if t == nil {
+		return nil
+	}
+	k := pairKey(from, to)
+	mask := uint64(len(t.slots) - 1)
+	for i := k & mask; ; i = (i + 1) & mask {
+		switch t.slots[i].key.Load() {
+		case k:
+			if e := t.slots[i].e.Load(); e != nil && e.from.meta.ID == from && e.to.meta.ID == to {
+				return e
+			}
+		case slotEmpty:
+			return nil
+		}
+	}
+}
+
+func cachedEdge(from, to uint64) *edge { return edgeSet.get(from, to) }
+
+// add inserts e; graphMu is held.
+func (r *edgeTableRef) add(e *edge) {
+	t := r.t.Load()
+	if t == nil || (t.used+1)*2 > len(t.slots) {
+		t = r.rebuild(t)
+	}
+	k := pairKey(e.from.meta.ID, e.to.meta.ID)
+	mask := uint64(len(t.slots) - 1)
+	for i := k & mask; ; i = (i + 1) & mask {
+		v := t.slots[i].key.Load()
+		if v == slotEmpty || v == slotTomb {
+			if v == slotEmpty {
+				t.used++
+			}
+			t.live++
+			t.slots[i].e.Store(e)
+			t.slots[i].key.Store(k) // after e: a reader that sees k sees e
+			return
+		}
+	}
+}
+
+// remove deletes e; graphMu is held.
+func (r *edgeTableRef) remove(e *edge) {
+	t := r.t.Load()
+	if t == nil {
+		return
+	}
+	k := pairKey(e.from.meta.ID, e.to.meta.ID)
+	mask := uint64(len(t.slots) - 1)
+	for i := k & mask; ; i = (i + 1) & mask {
+		switch t.slots[i].key.Load() {
+		case k:
+			if t.slots[i].e.Load() == e {
+				t.slots[i].key.Store(slotTomb)
+				t.slots[i].e.Store(nil)
+				t.live--
+				return
+			}
+		case slotEmpty:
+			return
+		}
+	}
+}
+
+// rebuild replaces t with a table sized for its live entries, without
+// tombstones, and publishes it; graphMu is held.
+func (r *edgeTableRef) rebuild(t *edgeTable) *edgeTable {
+	size, live := 256, 0
+	if t != nil {
+		live = t.live
+	}
+	for size < 4*(live+1) {
+		size *= 2
+	}
+	nt := &edgeTable{slots: make([]edgeSlot, size)}
+	mask := uint64(size - 1)
+	if t != nil {
+		for i := range t.slots {
+			k := t.slots[i].key.Load()
+			if k == slotEmpty || k == slotTomb {
+				continue
+			}
+			for j := k & mask; ; j = (j + 1) & mask {
+				if nt.slots[j].key.Load() == slotEmpty {
+					nt.slots[j].e.Store(t.slots[i].e.Load())
+					nt.slots[j].key.Store(k)
+					break
+				}
+			}
+			nt.used++
+			nt.live++
+		}
+	}
+	r.t.Store(nt)
+	return nt
+}
+
+// edgeCount returns the number of edges in edgeSet; graphMu is held.
+func edgeCount() int {
+	if t := edgeSet.t.Load(); t != nil {
+		return t.live
+	}
+	return 0
+}
