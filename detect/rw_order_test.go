@@ -1,0 +1,338 @@
+package detect_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/mutex"
+)
+
+// Order mode's rules for readers: an edge remembers the modes, and a cycle
+// is reported once each of its locks has been write-locked somewhere (a
+// read waits only for a writer). Every case runs on both read-write types.
+
+var rwKinds = []string{"rwmutex", "rwmonitor"}
+
+// take locks l for reading ('R') or writing ('W') and returns the unlock.
+func take(l rwLock, mode byte) (unlock func()) {
+	if mode == 'R' {
+		l.RLock()
+		return l.RUnlock
+	}
+	l.Lock()
+	return l.Unlock
+}
+
+// nest takes x then y in the given modes on a new goroutine, releases
+// both, and returns the goroutine's ID.
+func nest(t *testing.T, x rwLock, mx byte, y rwLock, my byte) int64 {
+	t.Helper()
+	p := spawn(func() {
+		ux := take(x, mx)
+		defer ux()
+		take(y, my)()
+	})
+	require.Nil(t, p.wait(t))
+	return p.id
+}
+
+// writeAlone write-locks l on a new goroutine holding nothing else, and
+// returns the goroutine's ID.
+func writeAlone(t *testing.T, l rwLock) int64 {
+	t.Helper()
+	p := spawn(func() { take(l, 'W')() })
+	require.Nil(t, p.wait(t))
+	return p.id
+}
+
+func verb(mode byte) string {
+	if mode == 'R' {
+		return "rlock"
+	}
+	return "lock"
+}
+
+func access(mode byte) string {
+	if mode == 'R' {
+		return "reading"
+	}
+	return "writing"
+}
+
+// TestOrderRWReadOnlySharing: R(A) then R(B) in one goroutine, R(B) then
+// R(A) in another, with neither lock ever write-locked, is no deadlock
+// (readers never wait for readers) and is not reported; both edges are
+// kept, with their modes.
+func TestOrderRWReadOnlySharing(t *testing.T) {
+	for _, kind := range rwKinds {
+		t.Run(kind, func(t *testing.T) {
+			rec := configure(t, detect.WithMode(detect.Order))
+			a, b := namedRW(kind, "A"), namedRW(kind, "B")
+			for range 3 {
+				nest(t, a, 'R', b, 'R')
+				nest(t, b, 'R', a, 'R')
+			}
+			assert.Empty(t, rec.all(), "%s", rec)
+			fromRead, toRead, ok := detect.EdgeReads(a, b)
+			assert.True(t, ok && fromRead && toRead, "edge A -> B, read on both sides")
+			_, _, ok = detect.EdgeReads(b, a)
+			assert.True(t, ok, "edge B -> A kept")
+			assert.Empty(t, detect.OrderConsistent())
+		})
+	}
+}
+
+// TestOrderRWInversions: an inversion in which, at each lock, the holding
+// or the acquiring side is a write is reported by the acquisition that
+// closes it, and the report says how each lock was held and taken.
+func TestOrderRWInversions(t *testing.T) {
+	cases := []struct{ a1, b1, b2, a2 byte }{
+		{'W', 'R', 'W', 'R'}, // each lock held for writing
+		{'R', 'W', 'R', 'W'}, // each lock taken for writing
+		{'W', 'W', 'R', 'R'}, // the first path writes both
+		{'R', 'R', 'W', 'W'}, // the second path writes both
+	}
+	for _, kind := range rwKinds {
+		for _, c := range cases {
+			name := fmt.Sprintf("%s/%c(A)%c(B)-%c(B)%c(A)", kind, c.a1, c.b1, c.b2, c.a2)
+			t.Run(name, func(t *testing.T) {
+				rec := configure(t, detect.WithMode(detect.Order))
+				a, b := namedRW(kind, "A"), namedRW(kind, "B")
+				g1 := nest(t, a, c.a1, b, c.b1)
+				require.Empty(t, rec.all(), "%s", rec)
+				g2 := nest(t, b, c.b2, a, c.a2)
+				reps := rec.all(detect.LockOrder)
+				require.Len(t, reps, 1, "%s", rec)
+				r := reps[0]
+				require.Len(t, r.Steps, 2)
+				s0, s1 := r.Steps[0], r.Steps[1]
+				assert.Equal(t, []int64{g1, g2}, []int64{s0.Goroutine, s1.Goroutine})
+				assert.Equal(t, []string{"A", "B", "B", "A"},
+					[]string{lockName(s0.Holds), lockName(s0.WaitsFor), lockName(s1.Holds), lockName(s1.WaitsFor)})
+				assert.Equal(t, []bool{c.a1 == 'R', c.b1 == 'R', c.b2 == 'R', c.a2 == 'R'},
+					[]bool{s0.HoldsForReading, s0.WaitsForReading, s1.HoldsForReading, s1.WaitsForReading})
+				text := r.String()
+				t.Log(text)
+				assert.Contains(t, text, fmt.Sprintf("path 1: %s(A); %s(B);", verb(c.a1), verb(c.b1)))
+				assert.Contains(t, text, fmt.Sprintf("path 2: %s(B); %s(A);", verb(c.b2), verb(c.a2)))
+				assert.Contains(t, text, fmt.Sprintf("goroutine %d is trying to acquire lock:\n  \"A\" (%s 0x", g2, rwType(kind)))
+				assert.Contains(t, text, fmt.Sprintf(") for %s\nbut it already holds lock:\n  \"B\" (%s 0x", access(c.a2), rwType(kind)))
+				assert.Contains(t, text, fmt.Sprintf("-> #0 \"A\" (%s 0x", rwType(kind)))
+				assert.Contains(t, text, ", held for "+access(c.a1)+"\n")
+				assert.Contains(t, text, ", taken for "+access(c.b1)+"\n")
+			})
+		}
+	}
+}
+
+// TestOrderRWWriterPreferenceInversion: G1 takes R(A) then R(B), G2 R(B)
+// then R(A), and both locks are write-locked elsewhere. With writers
+// queued on A and B (writer preference holds out new readers), G1 waits
+// for R(B) behind B's writer, which waits for G2, whose R(A) waits behind
+// A's writer, which waits for G1: a real deadlock, reported when G2's
+// R(A) closes the cycle.
+func TestOrderRWWriterPreferenceInversion(t *testing.T) {
+	for _, kind := range rwKinds {
+		t.Run(kind, func(t *testing.T) {
+			rec := configure(t, detect.WithMode(detect.Order))
+			a, b := namedRW(kind, "A"), namedRW(kind, "B")
+			writeAlone(t, a)
+			writeAlone(t, b)
+			nest(t, a, 'R', b, 'R')
+			require.Empty(t, rec.all(), "%s", rec)
+			nest(t, b, 'R', a, 'R')
+			reps := rec.all(detect.LockOrder)
+			require.Len(t, reps, 1, "%s", rec)
+			for _, s := range reps[0].Steps {
+				assert.True(t, s.HoldsForReading && s.WaitsForReading, "every side a read: %+v", s)
+			}
+			text := reps[0].String()
+			t.Log(text)
+			assert.Contains(t, text, "path 1: rlock(A); rlock(B);")
+			assert.Contains(t, text, "path 2: rlock(B); rlock(A);")
+			assert.Contains(t, text, "rlock waits only for a writer")
+		})
+	}
+}
+
+// TestOrderRWReadCycleLateWrite: a cycle that is not a deadlock while one
+// of its locks has never been write-locked is reported when that lock is
+// write-locked for the first time, by the goroutine that write-locks it,
+// and only once, however often the cycle and the writes recur.
+func TestOrderRWReadCycleLateWrite(t *testing.T) {
+	cases := []struct {
+		name           string
+		a1, b1, b2, a2 byte
+		before         bool // A is write-locked before B (else only B is)
+	}{
+		{"R(A)R(B)-R(B)R(A)", 'R', 'R', 'R', 'R', true},
+		{"W(A)R(B)-R(B)W(A)", 'W', 'R', 'R', 'W', false},
+	}
+	for _, kind := range rwKinds {
+		for _, c := range cases {
+			t.Run(kind+"/"+c.name, func(t *testing.T) {
+				rec := configure(t, detect.WithMode(detect.Order))
+				a, b := namedRW(kind, "A"), namedRW(kind, "B")
+				nest(t, a, c.a1, b, c.b1)
+				nest(t, b, c.b2, a, c.a2)
+				if c.before {
+					writeAlone(t, a)
+				}
+				require.Empty(t, rec.all(), "B never write-locked: %s", rec)
+				g := writeAlone(t, b)
+				reps := rec.all(detect.LockOrder)
+				require.Len(t, reps, 1, "%s", rec)
+				text := reps[0].String()
+				t.Log(text)
+				assert.Contains(t, text, fmt.Sprintf("goroutine %d locked \"B\" (%s 0x", g, rwType(kind)))
+				assert.Contains(t, text, "for writing for the first time;")
+				assert.Contains(t, text, fmt.Sprintf("path 1: %s(A); %s(B);", verb(c.a1), verb(c.b1)))
+				assert.Contains(t, text, fmt.Sprintf("path 2: %s(B); %s(A);", verb(c.b2), verb(c.a2)))
+
+				for range 3 {
+					nest(t, a, c.a1, b, c.b1)
+					nest(t, b, c.b2, a, c.a2)
+					writeAlone(t, a)
+					writeAlone(t, b)
+				}
+				require.Len(t, rec.all(), 1, "%s", rec)
+				assert.Equal(t, 1, reps[0].Seen().Times, "found once")
+				assert.Empty(t, detect.OrderConsistent())
+			})
+		}
+	}
+}
+
+// TestOrderRWTryRLock: TryRLock adds no edge into the lock it takes, but
+// locks taken while it is held are ordered after it; an inversion against
+// that order is reported once the lock has been write-locked.
+func TestOrderRWTryRLock(t *testing.T) {
+	for _, kind := range rwKinds {
+		t.Run(kind, func(t *testing.T) {
+			rec := configure(t, detect.WithMode(detect.Order))
+			a, b, c := namedRW(kind, "A"), namedRW(kind, "B"), namedRW(kind, "C")
+			p := spawn(func() {
+				a.Lock()
+				defer a.Unlock()
+				if !b.TryRLock() {
+					panic("TryRLock of a free lock failed")
+				}
+				defer b.RUnlock()
+				c.Lock()
+				c.Unlock()
+			})
+			require.Nil(t, p.wait(t))
+			assert.False(t, detect.HasEdge(a, b), "no edge into the lock TryRLock took")
+			fromRead, toRead, ok := detect.EdgeReads(b, c)
+			assert.True(t, ok && fromRead && !toRead, "B (read) -> C (write)")
+			assert.True(t, detect.HasEdge(a, c))
+			require.Empty(t, rec.all(), "%s", rec)
+
+			writeAlone(t, b)
+			nest(t, c, 'W', b, 'R')
+			reps := rec.all(detect.LockOrder)
+			require.Len(t, reps, 1, "%s", rec)
+			assert.Contains(t, reps[0].String(), "path 2: lock(C); rlock(B);")
+		})
+	}
+}
+
+// TestOrderRWReentry: an RWMonitor's re-entry (a reader reading again
+// while it holds a lock taken after, the writer reading) adds no edge, so
+// no false inversion; a downgraded writer holds the lock for reading, and
+// its record goes with its last read hold. An RWMutex refuses re-entry
+// with a panic, before any edge.
+func TestOrderRWReentry(t *testing.T) {
+	t.Run("rwmonitor", func(t *testing.T) {
+		rec := configure(t, detect.WithMode(detect.Order))
+		a, b, c := namedRW("rwmonitor", "A"), namedRW("rwmonitor", "B"), namedRW("rwmonitor", "C")
+		writeAlone(t, a)
+		p := spawn(func() {
+			a.RLock()
+			b.Lock()
+			a.RLock() // re-entry, which passes a queued writer
+			a.RUnlock()
+			b.Unlock()
+			a.RUnlock()
+
+			a.Lock()
+			b.Lock()
+			a.RLock() // the writer reading
+			a.RUnlock()
+			b.Unlock()
+			a.Unlock()
+		})
+		require.Nil(t, p.wait(t))
+		assert.False(t, detect.HasEdge(b, a), "re-entry adds no edge")
+		fromRead, toRead, ok := detect.EdgeReads(a, b)
+		assert.True(t, ok && fromRead && !toRead, "A (read) -> B (write), from the first nesting")
+		assert.Empty(t, rec.all(), "%s", rec)
+
+		p = spawn(func() {
+			a.Lock()
+			a.RLock()
+			a.Unlock() // downgraded: a reader of A
+			c.Lock()
+			c.Unlock()
+			a.RUnlock()
+			b.Lock() // A no longer held
+			b.Unlock()
+		})
+		require.Nil(t, p.wait(t))
+		fromRead, toRead, ok = detect.EdgeReads(a, c)
+		assert.True(t, ok && fromRead && !toRead, "A (read, after the downgrade) -> C (write)")
+		assert.Empty(t, rec.all(), "%s", rec)
+	})
+	t.Run("rwmutex", func(t *testing.T) {
+		rec := configure(t, detect.WithMode(detect.Order))
+		a, b := namedRW("rwmutex", "A"), namedRW("rwmutex", "B")
+		writeAlone(t, a)
+		p := spawn(func() {
+			a.RLock()
+			defer a.RUnlock()
+			b.Lock()
+			defer b.Unlock()
+			a.RLock()
+		})
+		assert.ErrorIs(t, p.wait(t).(error), mutex.ErrRecursiveLock)
+		_, _, ok := detect.EdgeReads(a, b)
+		assert.True(t, ok, "A (read) -> B")
+		assert.False(t, detect.HasEdge(b, a))
+		assert.Empty(t, rec.all(), "%s", rec)
+	})
+}
+
+// TestOrderReporterFailureLeavesReadFree: a LockOrder reporter that
+// panics or ends the goroutine during a read acquisition must not leave
+// the read hold taken: the acquisition is undone, and the goroutine holds
+// nothing afterwards.
+func TestOrderReporterFailureLeavesReadFree(t *testing.T) {
+	for _, kind := range rwKinds {
+		for _, ex := range reporterExits {
+			t.Run(kind+"/"+ex.name, func(t *testing.T) {
+				rec := failingReporter(t, detect.LockOrder, ex.exit)
+				a, b := namedRW(kind, "A"), namedRW(kind, "B")
+				nest(t, b, 'W', a, 'W')
+				p := spawn(func() {
+					a.Lock()
+					defer a.Unlock()
+					b.RLock() // the inversion: reported, and the reporter fails
+					b.RUnlock()
+				})
+				p.wait(t)
+				require.Len(t, rec.all(detect.LockOrder), 1, "%s", rec)
+				assert.Zero(t, b.Readers(), "the read hold was undone")
+				assert.Zero(t, detect.OwnerOf(a))
+				writeAlone(t, b) // a writer gets in: no reader left behind
+				var buf strings.Builder
+				detect.Dump(&buf)
+				assert.NotContains(t, buf.String(), "\"B\"", "B is held by nobody")
+			})
+		}
+	}
+}
