@@ -85,9 +85,14 @@ import (
 // through that lock among write-locked locks along ordered and pending
 // edges, and reports each one it finds then, by the goroutine that
 // write-locked; its pending edges are then settled, so each cycle is
-// reported once. These searches are not bounded by the order (pending
-// edges go against it); they run only when a read-only cycle exists, at
-// most once per lock.
+// reported once. And a new edge that the order accepts may still close a
+// cycle through a pending edge, among locks all write-locked (A -> X -> B
+// with X only read, B -> A pending, then A -> C and C -> B): when a
+// pending edge lies between its ends in the order, a search along ordered
+// and pending edges through write-locked locks looks for it. These
+// searches are not bounded by the order (pending edges go against it);
+// they run only while a pending edge exists: at a lock's first
+// write-lock, and for a new edge with a pending edge in its way.
 
 // Acquisition and release.
 
@@ -110,6 +115,21 @@ func written(m *core.Meta) bool { return !m.Class.RW || m.Flags.Load()&writeSeen
 // validate increments pendingN before it reads the flags of a cycle's
 // locks: one of the two sees the other.
 var pendingN atomic.Int64
+
+// pendingEdges lists the pending edges; guarded by graphMu.
+var pendingEdges []*edge
+
+// settle takes e off the pending list: it was reported, or is leaving
+// the graph. graphMu is held.
+func settle(e *edge) {
+	e.pending = false
+	i := slices.Index(pendingEdges, e)
+	last := len(pendingEdges) - 1
+	pendingEdges[i] = pendingEdges[last]
+	pendingEdges[last] = nil
+	pendingEdges = pendingEdges[:last]
+	pendingN.Add(-1)
+}
 
 // Acquired records that g acquired l. The stack of the acquisition
 // (runtime.Callers: about a microsecond, too much for every acquisition)
@@ -400,8 +420,7 @@ func unlink(e *edge) {
 	e.to.in = in[:len(in)-1]
 	edgeSet.remove(e)
 	if e.pending {
-		e.pending = false
-		pendingN.Add(-1)
+		settle(e)
 	}
 	if e == &e.to.first {
 		e.to.first = edge{}
@@ -462,13 +481,17 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found 
 			}
 			e := newEdge(to)
 			*e = edge{from: from, to: to, g: g, fromAt: h.at, toAt: at, mode: mode, ordered: true}
+			var path []*edge
 			if from.ord > to.ord {
-				if path := reorder(from, to); path != nil {
-					e.ordered = false
-					if path = reportable(path, e); path != nil {
-						found = append(found, newPending(path, e))
-					}
+				path = reorder(from, to)
+			}
+			if path != nil {
+				e.ordered = false
+				if path = reportable(path, e); path != nil {
+					found = append(found, newPending(path, e))
 				}
+			} else if path = viaPending(e); path != nil {
+				found = append(found, newPending(path, e))
 			}
 			link(e)
 		}
@@ -499,10 +522,45 @@ func reportable(path []*edge, e *edge) []*edge {
 	}
 	if path == nil {
 		e.pending = true
+		pendingEdges = append(pendingEdges, e)
 		return nil
 	}
 	pendingN.Add(-1)
+	settleAll(path)
 	return path
+}
+
+// settleAll settles the pending edges of a cycle being reported.
+func settleAll(path []*edge) {
+	for _, pe := range path {
+		if pe.pending {
+			settle(pe)
+		}
+	}
+}
+
+// viaPending returns a path e.to ->* e.from through write-locked locks
+// that uses a pending edge, for a new edge e that the order accepted (so
+// it closes no cycle of ordered edges), or nil. Such a cycle has formed
+// only now if e's locks have been write-locked: it is reported now. The
+// search runs only if a pending edge x -> y could be on it, going by the
+// positions (e.to ->* x and y ->* e.from, ordered, need ord(e.to) <=
+// ord(x) and ord(y) <= ord(e.from)), so that a new edge costs no search
+// while no pending edge lies in its way. graphMu is held.
+func viaPending(e *edge) []*edge {
+	if len(pendingEdges) == 0 || !written(e.from.meta) || !written(e.to.meta) {
+		return nil
+	}
+	for _, p := range pendingEdges {
+		if e.to.ord <= p.from.ord && p.to.ord <= e.from.ord {
+			if path := writtenPath(e.to, e.from); path != nil {
+				settleAll(path)
+				return path
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // writtenPath returns a path start ->* goal of ordered and pending edges
@@ -566,12 +624,7 @@ func lateCycles(m *core.Meta, g int64) (found []pending) {
 		}
 		rot := make([]*edge, 0, len(cyc))
 		rot = append(append(rot, cyc[k+1:]...), cyc[:k+1]...)
-		for _, e := range rot {
-			if e.pending {
-				e.pending = false
-				pendingN.Add(-1)
-			}
-		}
+		settleAll(rot)
 		p := newPending(rot[:len(rot)-1], rot[len(rot)-1])
 		p.late, p.lateG = m, g
 		found = append(found, p)

@@ -208,6 +208,43 @@ func TestOrderRWReadCycleLateWrite(t *testing.T) {
 	}
 }
 
+// TestOrderRWCycleThroughPending: A -> X -> B with X only ever read
+// leaves B -> A pending (no report: X can hold out no reader); A -> C and
+// then C -> B close A -> C -> B -> A, whose locks have all been
+// write-locked, through the pending edge: reported by C -> B.
+func TestOrderRWCycleThroughPending(t *testing.T) {
+	for _, kind := range rwKinds {
+		t.Run(kind, func(t *testing.T) {
+			rec := configure(t, detect.WithMode(detect.Order))
+			a, b, c, x := namedRW(kind, "A"), namedRW(kind, "B"), namedRW(kind, "C"), namedRW(kind, "X")
+			p := spawn(func() {
+				a.Lock()
+				defer a.Unlock()
+				x.RLock()
+				defer x.RUnlock()
+				b.Lock()
+				b.Unlock()
+			})
+			require.Nil(t, p.wait(t))
+			nest(t, b, 'W', a, 'W')
+			require.Empty(t, rec.all(), "X never write-locked: %s", rec)
+			nest(t, a, 'W', c, 'W')
+			require.Empty(t, rec.all(), "%s", rec)
+			g := nest(t, c, 'W', b, 'W')
+			reps := rec.all(detect.LockOrder)
+			require.Len(t, reps, 1, "%s", rec)
+			r := reps[0]
+			var names []string
+			for _, s := range r.Steps {
+				names = append(names, lockName(s.Holds)+">"+lockName(s.WaitsFor))
+			}
+			assert.Equal(t, []string{"B>A", "A>C", "C>B"}, names)
+			assert.Equal(t, g, r.Steps[2].Goroutine)
+			assert.Empty(t, detect.OrderConsistent())
+		})
+	}
+}
+
 // TestOrderRWTryRLock: TryRLock adds no edge into the lock it takes, but
 // locks taken while it is held are ordered after it; an inversion against
 // that order is reported once the lock has been write-locked.
@@ -216,6 +253,7 @@ func TestOrderRWTryRLock(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			rec := configure(t, detect.WithMode(detect.Order))
 			a, b, c := namedRW(kind, "A"), namedRW(kind, "B"), namedRW(kind, "C")
+			holding, release := make(chan struct{}), make(chan struct{})
 			p := spawn(func() {
 				a.Lock()
 				defer a.Unlock()
@@ -224,14 +262,31 @@ func TestOrderRWTryRLock(t *testing.T) {
 				}
 				defer b.RUnlock()
 				c.Lock()
-				c.Unlock()
+				defer c.Unlock()
+				close(holding)
+				<-release
 			})
+			await(t, holding, "locks held")
+			var buf strings.Builder
+			detect.Dump(&buf)
+			d := buf.String()
+			t.Logf("Dump:\n%s", d)
+			close(release)
 			require.Nil(t, p.wait(t))
+			ty := strings.ReplaceAll(rwType(kind), "*", `\*`)
+			assert.Regexp(t, fmt.Sprintf(`goroutine %d holds:\n    "A" \(%s 0x[0-9a-f]+\) for writing \(hold count 1\)\n    "B" \(%s 0x[0-9a-f]+\) for reading \(readers: 1\)\n    "C" \(%s 0x[0-9a-f]+\) for writing`,
+				p.id, ty, ty, ty), d)
+
 			assert.False(t, detect.HasEdge(a, b), "no edge into the lock TryRLock took")
 			fromRead, toRead, ok := detect.EdgeReads(b, c)
 			assert.True(t, ok && fromRead && !toRead, "B (read) -> C (write)")
 			assert.True(t, detect.HasEdge(a, c))
 			require.Empty(t, rec.all(), "%s", rec)
+			buf.Reset()
+			require.NoError(t, detect.WriteDOT(&buf))
+			checkDOT(t, buf.String())
+			assert.Contains(t, buf.String(), fmt.Sprintf("\tL%d -> L%d [label=\"held for reading, taken for writing\"];\n", detect.LockID(b), detect.LockID(c)))
+			assert.Contains(t, buf.String(), fmt.Sprintf("\tL%d -> L%d [label=\"held for writing, taken for writing\"];\n", detect.LockID(a), detect.LockID(c)))
 
 			writeAlone(t, b)
 			nest(t, c, 'W', b, 'R')
