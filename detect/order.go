@@ -87,9 +87,9 @@ import (
 // write-locked; its pending edges are then settled, so each cycle is
 // reported once. And a new edge that the order accepts may still close a
 // cycle through a pending edge, among locks all write-locked (A -> X -> B
-// with X only read, B -> A pending, then A -> C and C -> B): when a
-// pending edge lies between its ends in the order, a search along ordered
-// and pending edges through write-locked locks looks for it. These
+// with X only read, B -> A pending, then A -> C and C -> B): when pending
+// edges lie in its way in the order (see viaPending), a search along
+// ordered and pending edges through write-locked locks looks for it. These
 // searches are not bounded by the order (pending edges go against it);
 // they run only while a pending edge exists: at a lock's first
 // write-lock, and for a new edge with a pending edge in its way.
@@ -543,24 +543,26 @@ func settleAll(path []*edge) {
 // that uses a pending edge, for a new edge e that the order accepted (so
 // it closes no cycle of ordered edges), or nil. Such a cycle has formed
 // only now if e's locks have been write-locked: it is reported now. The
-// search runs only if a pending edge x -> y could be on it, going by the
-// positions (e.to ->* x and y ->* e.from, ordered, need ord(e.to) <=
-// ord(x) and ord(y) <= ord(e.from)), so that a new edge costs no search
-// while no pending edge lies in its way. graphMu is held.
+// search runs only if pending edges could be on such a path, going by
+// the positions: its ordered stretches go up the order, so its first
+// pending edge x -> y has ord(e.to) <= ord(x), and its last x' -> y' has
+// ord(y') <= ord(e.from). A new edge thus costs no search while no
+// pending edge lies in its way. graphMu is held.
 func viaPending(e *edge) []*edge {
 	if len(pendingEdges) == 0 || !written(e.from.meta) || !written(e.to.meta) {
 		return nil
 	}
+	first, last := false, false
 	for _, p := range pendingEdges {
-		if e.to.ord <= p.from.ord && p.to.ord <= e.from.ord {
-			if path := writtenPath(e.to, e.from); path != nil {
-				settleAll(path)
-				return path
-			}
-			return nil
-		}
+		first = first || e.to.ord <= p.from.ord
+		last = last || p.to.ord <= e.from.ord
 	}
-	return nil
+	if !first || !last {
+		return nil
+	}
+	path := writtenPath(e.to, e.from)
+	settleAll(path)
+	return path
 }
 
 // writtenPath returns a path start ->* goal of ordered and pending edges
