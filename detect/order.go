@@ -17,7 +17,8 @@ import (
 //
 // As lockdep does, an acquisition adds an edge only from the nearest lock
 // the goroutine holds (the last one it took and still holds), plus any
-// lock taken by TryLock above that one; transitivity covers the rest:
+// lock above that one taken by TryLock or TryRLock or held for reading
+// and never write-locked (see passThrough); transitivity covers the rest:
 // holding a, b, c and taking d records c -> d, and a -> b -> c -> d
 // already says a < d. So the graph grows with the pairs of locks actually
 // nested, not with the square of the locks held at once (2,000 locks
@@ -223,8 +224,19 @@ func heldPCs(g int64, id uint64) []uintptr {
 	return nil
 }
 
+// passThrough reports whether an acquisition also adds an edge from the
+// held lock below h: h was taken by TryLock or TryRLock (no edge into it
+// carries the order of the locks below), or is a read hold of a lock
+// never write-locked. Transitivity through such a lock does not hold for
+// the report rule: holding W(x), R(y) and taking W(z), with y only ever
+// read, makes x -> y -> z, a path through a lock that holds out nobody,
+// while x -> z is a dependency between two write-locked locks. A read
+// hold of a lock already write-locked keeps the path usable (the flag is
+// never cleared), so nested readers of such locks still add one edge each.
+func (h *held) passThrough() bool { return h.try || h.read && !written(h.meta) }
+
 // nearest looks up, lock-free, the edges into m from the nearest held
-// lock and the try-locked ones above it, dropping any stale record it
+// lock and the try-locked ones (and unwritten read holds) above it, dropping any stale record it
 // meets there. It reports whether one of them is missing; if none is, it
 // returns the nearest lock's edge.
 func (s *gstate) nearest(g int64, m *core.Meta) (*edge, bool) {
@@ -241,7 +253,7 @@ func (s *gstate) nearest(g int64, m *core.Meta) (*edge, bool) {
 			}
 			return nil, true
 		}
-		if !h.try {
+		if !h.passThrough() {
 			return e, false
 		}
 	}
@@ -454,7 +466,8 @@ func newPending(path []*edge, closing *edge) pending {
 }
 
 // validate adds the missing edges into m from the nearest lock s holds and
-// from the try-locked ones above it (m acquired for reading if read), and
+// from the ones above it it passes through (see passThrough; m acquired
+// for reading if read), and
 // returns the cycles any of them closes. s is g's gstate, busy.
 func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found []pending) {
 	graphMu.Lock()
@@ -495,7 +508,7 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found 
 			}
 			link(e)
 		}
-		if !h.try {
+		if !h.passThrough() {
 			break
 		}
 	}

@@ -209,24 +209,18 @@ func TestOrderRWReadCycleLateWrite(t *testing.T) {
 	}
 }
 
-// TestOrderRWCycleThroughPending: A -> X -> B with X only ever read
-// leaves B -> A pending (no report: X can hold out no reader); A -> C and
-// then C -> B close A -> C -> B -> A, whose locks have all been
-// write-locked, through the pending edge: reported by C -> B.
+// TestOrderRWCycleThroughPending: A -> X and X -> B, in two goroutines,
+// with X only ever read, leave B -> A pending (no report: X can hold out
+// no reader); A -> C and then C -> B close A -> C -> B -> A, whose locks
+// have all been write-locked, through the pending edge: reported by
+// C -> B.
 func TestOrderRWCycleThroughPending(t *testing.T) {
 	for _, kind := range rwKinds {
 		t.Run(kind, func(t *testing.T) {
 			rec := configure(t, detect.WithMode(detect.Order))
 			a, b, c, x := namedRW(kind, "A"), namedRW(kind, "B"), namedRW(kind, "C"), namedRW(kind, "X")
-			p := spawn(func() {
-				a.Lock()
-				defer a.Unlock()
-				x.RLock()
-				defer x.RUnlock()
-				b.Lock()
-				b.Unlock()
-			})
-			require.Nil(t, p.wait(t))
+			nest(t, a, 'W', x, 'R')
+			nest(t, x, 'R', b, 'W')
 			nest(t, b, 'W', a, 'W')
 			require.Empty(t, rec.all(), "X never write-locked: %s", rec)
 			nest(t, a, 'W', c, 'W')
@@ -242,6 +236,49 @@ func TestOrderRWCycleThroughPending(t *testing.T) {
 			assert.Equal(t, []string{"B>A", "A>C", "C>B"}, names)
 			assert.Equal(t, g, r.Steps[2].Goroutine)
 			assert.Empty(t, detect.OrderConsistent())
+		})
+	}
+}
+
+// TestOrderRWReadHoldInBetween: holding W(A) and R(X), with X only ever
+// read, and taking W(B) depends on A before B as much as on X before B:
+// the edge A -> B is recorded, and B then A is reported, although the
+// path A -> X -> B runs through a lock that holds out nobody.
+func TestOrderRWReadHoldInBetween(t *testing.T) {
+	for _, kind := range rwKinds {
+		t.Run(kind, func(t *testing.T) {
+			rec := configure(t, detect.WithMode(detect.Order))
+			a, b, x := namedRW(kind, "A"), namedRW(kind, "B"), namedRW(kind, "X")
+			p := spawn(func() {
+				a.Lock()
+				defer a.Unlock()
+				x.RLock()
+				defer x.RUnlock()
+				b.Lock()
+				b.Unlock()
+			})
+			require.Nil(t, p.wait(t))
+			assert.True(t, detect.HasEdge(a, b), "A -> B past the read hold of X")
+			nest(t, b, 'W', a, 'W')
+			reps := rec.all(detect.LockOrder)
+			require.Len(t, reps, 1, "%s", rec)
+			assert.Len(t, reps[0].Steps, 2, "A -> B -> A")
+
+			// Once X has been write-locked, a read hold of X passes the
+			// order on like any lock: one edge per nesting.
+			c, d := namedRW(kind, "C"), namedRW(kind, "D")
+			writeAlone(t, x)
+			p = spawn(func() {
+				c.Lock()
+				defer c.Unlock()
+				x.RLock()
+				defer x.RUnlock()
+				d.Lock()
+				d.Unlock()
+			})
+			require.Nil(t, p.wait(t))
+			assert.True(t, detect.HasEdge(x, d))
+			assert.False(t, detect.HasEdge(c, d), "no edge past a write-locked read hold")
 		})
 	}
 }
@@ -393,12 +430,13 @@ func TestOrderReporterFailureLeavesReadFree(t *testing.T) {
 	}
 }
 
-// TestOrderRWAgainstModel runs random nestings of two read-write locks in
-// random modes and lone write-locks over a few locks, and checks the
-// detector against a model: the first LockOrder report comes at exactly
-// the step after which the graph of nestings seen, restricted to locks
-// write-locked somewhere, first has a cycle (no report before: no false
-// positive; none missed at that step).
+// TestOrderRWAgainstModel runs random nestings of two or three
+// read-write locks in random modes, and lone write-locks, over a few
+// locks, and checks the detector against a model: the dependencies seen
+// (a -> b for every lock a held while b was taken) restricted to locks
+// write-locked somewhere. The first LockOrder report must come at exactly
+// the step after which that graph first has a cycle: no report before (no
+// false positive), none missed at that step.
 func TestOrderRWAgainstModel(t *testing.T) {
 	const nLocks, steps = modelLocks, 24
 	seeds := 300
@@ -425,16 +463,24 @@ func TestOrderRWAgainstModel(t *testing.T) {
 						written[x] = true
 						log = append(log, fmt.Sprintf("W(L%d)", x))
 					} else {
-						x, y := rng.IntN(nLocks), rng.IntN(nLocks-1)
-						if y >= x {
-							y++
+						idx := rng.Perm(nLocks)[:2+rng.IntN(2)]
+						ms := make([]byte, len(idx))
+						step := ""
+						for i, x := range idx {
+							ms[i] = modes[rng.IntN(len(modes))]
+							written[x] = written[x] || ms[i] == 'W'
+							for _, h := range idx[:i] {
+								edges[h][x] = true
+							}
+							step += fmt.Sprintf("%c(L%d)", ms[i], x)
 						}
-						mx, my := modes[rng.IntN(len(modes))], modes[rng.IntN(len(modes))]
-						nest(t, locks[x], mx, locks[y], my)
-						edges[x][y] = true
-						written[x] = written[x] || mx == 'W'
-						written[y] = written[y] || my == 'W'
-						log = append(log, fmt.Sprintf("%c(L%d)%c(L%d)", mx, x, my, y))
+						log = append(log, step)
+						p := spawn(func() {
+							for i, x := range idx {
+								defer take(locks[x], ms[i])()
+							}
+						})
+						require.Nil(t, p.wait(t))
 					}
 					cycle := writtenCycle(&edges, written[:])
 					got := len(rec.all(detect.LockOrder)) > 0
