@@ -377,7 +377,8 @@ const (
 
 // edge is from -> to: goroutine g acquired to at toAt while holding from,
 // which it had acquired at fromAt (nil: where from was first locked).
-// Immutable once published, except the positions, guarded by graphMu.
+// Immutable once published, except the positions and pending, guarded by
+// graphMu.
 type edge struct {
 	from, to *node
 	g        int64
