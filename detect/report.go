@@ -425,7 +425,10 @@ func (e *LockOrderError) Error() string {
 	r := e.Report
 	var b strings.Builder
 	b.WriteString("detect: lock order inversion")
-	if n := len(r.Steps); n > 0 {
+	if r.late != nil {
+		fmt.Fprintf(&b, ": goroutine %d write-locked %s for the first time, which makes a cycle of acquisitions seen before a possible deadlock",
+			r.late.g, short(r.late.lock))
+	} else if n := len(r.Steps); n > 0 {
 		last := r.Steps[n-1]
 		fmt.Fprintf(&b, ": goroutine %d locked %s while holding %s, the reverse of an order seen before",
 			last.Goroutine, short(last.WaitsFor), short(last.Holds))

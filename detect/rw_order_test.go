@@ -192,6 +192,8 @@ func TestOrderRWReadCycleLateWrite(t *testing.T) {
 				t.Log(text)
 				assert.Contains(t, text, fmt.Sprintf("goroutine %d locked \"B\" (%s 0x", g, rwType(kind)))
 				assert.Contains(t, text, "for writing for the first time;")
+				assert.Contains(t, (&detect.LockOrderError{Report: reps[0]}).Error(),
+					fmt.Sprintf("detect: lock order inversion: goroutine %d write-locked B for the first time, which makes a cycle", g))
 				assert.Contains(t, text, fmt.Sprintf("path 1: %s(A); %s(B);", verb(c.a1), verb(c.b1)))
 				assert.Contains(t, text, fmt.Sprintf("path 2: %s(B); %s(A);", verb(c.b2), verb(c.a2)))
 
