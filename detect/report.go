@@ -203,11 +203,11 @@ func (r *Report) String() string {
 		}
 		fmt.Fprintf(&b, "-> #%d %s%s\n", len(r.Steps)-1, last.Holds, heldAs(last.Holds, last.HoldsForReading))
 		r.lockedAt(&b, last, "   ")
-		when := "now"
+		when := "now,"
 		if r.late != nil {
 			when = "first seen"
 		}
-		fmt.Fprintf(&b, "   then %s%s\n   %s, in goroutine %d at:\n", last.WaitsFor, takenAs(last.WaitsFor, last.WaitsForReading), when, last.Goroutine)
+		fmt.Fprintf(&b, "   then %s%s\n   %s in goroutine %d at:\n", last.WaitsFor, takenAs(last.WaitsFor, last.WaitsForReading), when, last.Goroutine)
 		frames(&b, last.Stack, "      ")
 		b.WriteString("\n possible unsafe locking scenario:\n\n")
 		for i, s := range r.Steps {
