@@ -173,6 +173,7 @@ func TestOrderRWReadCycleLateWrite(t *testing.T) {
 	}{
 		{"R(A)R(B)-R(B)R(A)", 'R', 'R', 'R', 'R', true},
 		{"W(A)R(B)-R(B)W(A)", 'W', 'R', 'R', 'W', false},
+		{"R(A)R(B)-R(B)W(A)", 'R', 'R', 'R', 'W', false}, // G2's W(A) waits for G1; G1's R(B) for B's writer
 	}
 	for _, kind := range rwKinds {
 		for _, c := range cases {
