@@ -59,11 +59,20 @@
 // for writing, and count its readers. A re-entrant read of an RWMonitor
 // never waits and is never part of a cycle.
 //
-// In Order mode a write acquisition of a read-write lock is recorded like
-// a Mutex's, and a read acquisition currently adds no edge and is not
-// recorded as held: no lock-order report involves a read hold, so none
-// can be a false positive of the read rules, at the price of missing
-// inversions that need one.
+// In Order mode every acquisition of a read-write lock is recorded, and
+// each lock-order edge remembers whether its goroutine held the first lock
+// and took the second for reading or for writing. A read waits only for a
+// writer, the one holding the lock or one queued ahead (writer
+// preference), so a cycle is reported when each of its locks has been
+// write-locked somewhere in Order mode (by Lock, TryLock or LockContext; a
+// Mutex or Monitor always counts): two goroutines taking R(A) then R(B)
+// and R(B) then R(A) are not reported while A or B has never been
+// write-locked, and are reported, by that goroutine, when the last of
+// them is write-locked for the first time, once. TryRLock, like TryLock,
+// adds no edge into the lock it takes (locks taken while holding it are
+// ordered after it), and an RWMonitor's re-entry (a reader reading again,
+// the writer reading) adds none. Reports (rlock or lock in the scenario
+// lines), Dump and WriteDOT's order edges say which access each side had.
 //
 // # The order model
 //

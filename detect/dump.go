@@ -224,7 +224,9 @@ func liveGoroutines(want map[int64]bool) map[int64]bool {
 
 // WriteDOT writes the lock-order graph (Order mode) and the current
 // wait-for edges as a Graphviz digraph: locks are boxes, goroutines are
-// ellipses; a solid edge a -> b means b was taken while a was held; a
+// ellipses; a solid edge a -> b means b was taken while a was held (with
+// an RWMutex or RWMonitor at either end, labelled with how a was held and
+// b taken, for reading or writing, the first time); a
 // dashed edge goroutine -> lock means the goroutine waits for the lock; a
 // bold edge lock -> goroutine means the goroutine holds it. For an RWMutex
 // or RWMonitor the labels say "for reading" or "for writing": a waiting
@@ -233,13 +235,16 @@ func WriteDOT(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString("digraph locksmith {\n\trankdir=LR;\n\tnode [shape=box];\n")
 	locks := map[uint64]*LockInfo{}
-	type pair struct{ a, b uint64 }
+	type pair struct {
+		a, b  uint64
+		label string
+	}
 	var order []pair
 	graphMu.Lock()
 	for id, n := range graph {
 		locks[id] = lockInfo(n.meta)
 		for _, e := range n.out {
-			order = append(order, pair{id, e.to.meta.ID})
+			order = append(order, pair{id, e.to.meta.ID, edgeLabel(e)})
 		}
 	}
 	graphMu.Unlock()
@@ -262,6 +267,10 @@ func WriteDOT(w io.Writer) error {
 		return cmpU(x.b, y.b)
 	})
 	for _, p := range order {
+		if p.label != "" {
+			fmt.Fprintf(bw, "\tL%d -> L%d [label=%q];\n", p.a, p.b, p.label)
+			continue
+		}
 		fmt.Fprintf(bw, "\tL%d -> L%d;\n", p.a, p.b)
 	}
 	gs := map[int64]bool{}
@@ -290,6 +299,26 @@ func WriteDOT(w io.Writer) error {
 	}
 	bw.WriteString("}\n")
 	return bw.Flush()
+}
+
+// edgeLabel says, for an order edge with a read-write lock at either end,
+// how the first lock was held and the second taken ("held for reading,
+// taken for writing"); "" between a Mutex and a Monitor. graphMu is held.
+func edgeLabel(e *edge) string {
+	how := func(read bool) string {
+		if read {
+			return " for reading"
+		}
+		return " for writing"
+	}
+	var parts []string
+	if e.from.meta.Class.RW {
+		parts = append(parts, "held"+how(e.mode&readFrom != 0))
+	}
+	if e.to.meta.Class.RW {
+		parts = append(parts, "taken"+how(e.mode&readTo != 0))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func cmpU(a, b uint64) int {

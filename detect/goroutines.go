@@ -13,7 +13,8 @@ import (
 type held struct {
 	meta *core.Meta
 	at   *stackRec // where it was acquired, or nil: the lock's first-lock site
-	try  bool      // taken by TryLock: no edge into it
+	try  bool      // taken by TryLock or TryRLock: no edge into it
+	read bool      // a read-write lock held for reading only
 }
 
 // gstate is what one goroutine holds, in the order taken.
@@ -171,7 +172,13 @@ func claim(g int64) *gstate {
 // did not report it).
 func (h *held) stale(g int64) bool {
 	l := h.meta.Lock()
-	return l == nil || l.Owner() != g
+	if l == nil {
+		return true
+	}
+	if h.read {
+		return !core.RWOf(l, h.meta.Class).HoldsReadNow(g)
+	}
+	return l.Owner() != g
 }
 
 // remove deletes record i; the vacated slot is cleared.

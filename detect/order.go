@@ -3,6 +3,7 @@ package detect
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/locksmith-go/locksmith/internal/core"
@@ -16,7 +17,8 @@ import (
 //
 // As lockdep does, an acquisition adds an edge only from the nearest lock
 // the goroutine holds (the last one it took and still holds), plus any
-// lock taken by TryLock above that one; transitivity covers the rest:
+// lock above that one taken by TryLock or TryRLock or held for reading
+// and never write-locked (see passThrough); transitivity covers the rest:
 // holding a, b, c and taking d records c -> d, and a -> b -> c -> d
 // already says a < d. So the graph grows with the pairs of locks actually
 // nested, not with the square of the locks held at once (2,000 locks
@@ -55,12 +57,80 @@ import (
 // that could only be closed through such an edge is therefore not
 // reported; each of those runs through an inversion already reported.
 // (lockdep stops checking altogether after its first report.)
+//
+// Read-write locks. An edge remembers whether its goroutine held from for
+// reading or writing, and took to for reading or writing; an RWMonitor's
+// re-entry (a reader reading again, the writer reading) adds no edge and
+// no record, and a TryRLock, like a TryLock, adds no edge into the lock
+// it took (later locks are still ordered after it). A read acquisition
+// waits only for a writer, that is, for the writer that holds the lock or
+// for one queued ahead of it (writer preference). So a cycle is a
+// possible deadlock when, at every lock in it, the goroutine holding it or
+// the one acquiring it is a writer, or a writer can queue there: the lock
+// has been write-locked somewhere in Order mode. A holding or acquiring
+// side that is a write is itself a write-locking seen in Order mode, so
+// the rule comes down to one flag per lock (writeSeen): a cycle is
+// reported when each of its locks has been write-locked (a Mutex or
+// Monitor always has). Two goroutines taking R(A) then R(B) and R(B)
+// then R(A) share the locks harmlessly while nobody write-locks both; if
+// some goroutine does, a writer queued on each lock holds out the other
+// reader, and that is reported.
+//
+// An edge whose cycle has a lock never write-locked is kept outside the
+// order like a reported one, and marked pending (the Pearce-Kelly order
+// stays acyclic, and an edge that agrees with it still costs no search).
+// If the first path the search found has such a lock, a second search
+// looks for a path made only of write-locked locks (through ordered and
+// pending edges) before the edge is left pending. The first write-lock of
+// a read-write lock, while any edge is pending, searches for a cycle
+// through that lock among write-locked locks along ordered and pending
+// edges, and reports each one it finds then, by the goroutine that
+// write-locked; its pending edges are then settled, so each cycle is
+// reported once. And a new edge that the order accepts may still close a
+// cycle through a pending edge, among locks all write-locked (A -> X -> B
+// with X only read, B -> A pending, then A -> C and C -> B): when pending
+// edges lie in its way in the order (see viaPending), a search along
+// ordered and pending edges through write-locked locks looks for it. These
+// searches are not bounded by the order (pending edges go against it);
+// they run only while a pending edge exists: at a lock's first
+// write-lock, and for a new edge with a pending edge in its way.
 
 // Acquisition and release.
 
-// aloneSeen, in core.Meta.Flags: the lock was acquired in Order mode by a
-// goroutine that held no other lock.
-const aloneSeen = 1
+// Bits of core.Meta.Flags.
+const (
+	// aloneSeen: the lock was acquired in Order mode by a goroutine that
+	// held no other lock.
+	aloneSeen = 1
+	// writeSeen: a read-write lock was write-locked in Order mode.
+	writeSeen = 2
+)
+
+// written reports whether the lock can make a reader wait: a Mutex or a
+// Monitor, or a read-write lock write-locked in Order mode.
+func written(m *core.Meta) bool { return !m.Class.RW || m.Flags.Load()&writeSeen != 0 }
+
+// pendingN counts the pending edges (see the top of the file). It changes
+// under graphMu, and is read without it by a read-write lock's first
+// write-lock, which sets writeSeen before it loads pendingN, while
+// validate increments pendingN before it reads the flags of a cycle's
+// locks: one of the two sees the other.
+var pendingN atomic.Int64
+
+// pendingEdges lists the pending edges; guarded by graphMu.
+var pendingEdges []*edge
+
+// settle takes e off the pending list: it was reported, or is leaving
+// the graph. graphMu is held.
+func settle(e *edge) {
+	e.pending = false
+	i := slices.Index(pendingEdges, e)
+	last := len(pendingEdges) - 1
+	pendingEdges[i] = pendingEdges[last]
+	pendingEdges[last] = nil
+	pendingEdges = pendingEdges[:last]
+	pendingN.Add(-1)
+}
 
 // Acquired records that g acquired l. The stack of the acquisition
 // (runtime.Callers: about a microsecond, too much for every acquisition)
@@ -71,7 +141,30 @@ const aloneSeen = 1
 // the edge. Inversions are made of new edges, usually of new lock
 // instances, so the records a report needs are usually there.
 func (engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) {
+	acquire(l.Meta(k), g, try, false, false)
+}
+
+// AcquiredRW records that g acquired the read-write lock l (its writer
+// lock), for reading if read. An RWMonitor's re-entry records nothing.
+// The lock's first write-lock sets writeSeen and, if an edge is pending,
+// looks for the cycles it makes reportable.
+func (engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) {
 	m := l.Meta(k)
+	late := false
+	if read {
+		if rw := core.RWOf(l, k); rw.Writer() == g || rw.HoldsRead(g) > 1 {
+			return // re-entry: it waits for nobody
+		}
+	} else if m.Flags.Load()&writeSeen == 0 {
+		m.Flags.Or(writeSeen)
+		late = pendingN.Load() != 0
+	}
+	acquire(m, g, try, read, late)
+}
+
+// acquire records g's acquisition of m (see Acquired); late says that it
+// is a read-write lock's first write-lock with edges pending.
+func acquire(m *core.Meta, g int64, try, read, late bool) {
 	s := enter(g, true)
 	var at *stackRec
 	if !m.HasSite() || (len(s.held) == 0 && m.Flags.Load()&aloneSeen == 0) {
@@ -87,20 +180,23 @@ func (engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) {
 			if at == nil {
 				at = capture()
 			}
-			found = validate(g, s, m, at)
+			found = validate(g, s, m, at, read)
 		} else if at == nil && e != nil {
 			at = e.toAt
 		}
 	}
-	s.held = append(s.held, held{meta: m, at: at, try: try})
+	s.held = append(s.held, held{meta: m, at: at, try: try, read: read})
 	if len(s.held) > 2*s.checked+16 {
 		s.drop(g)
 	}
 	s.leave(g)
+	if late {
+		found = append(found, lateCycles(m, g)...)
+	}
 	// Reported only now: a reporter may take locks, which needs s.
 	var reports []*Report
 	for _, p := range found {
-		if r := orderReport(p.path, p.closing); r != nil {
+		if r := orderReport(p); r != nil {
 			reports = append(reports, r)
 		}
 	}
@@ -128,8 +224,19 @@ func heldPCs(g int64, id uint64) []uintptr {
 	return nil
 }
 
+// passThrough reports whether an acquisition also adds an edge from the
+// held lock below h: h was taken by TryLock or TryRLock (no edge into it
+// carries the order of the locks below), or is a read hold of a lock
+// never write-locked. Transitivity through such a lock does not hold for
+// the report rule: holding W(x), R(y) and taking W(z), with y only ever
+// read, makes x -> y -> z, a path through a lock that holds out nobody,
+// while x -> z is a dependency between two write-locked locks. A read
+// hold of a lock already write-locked keeps the path usable (the flag is
+// never cleared), so nested readers of such locks still add one edge each.
+func (h *held) passThrough() bool { return h.try || h.read && !written(h.meta) }
+
 // nearest looks up, lock-free, the edges into m from the nearest held
-// lock and the try-locked ones above it, dropping any stale record it
+// lock and the try-locked ones (and unwritten read holds) above it, dropping any stale record it
 // meets there. It reports whether one of them is missing; if none is, it
 // returns the nearest lock's edge.
 func (s *gstate) nearest(g int64, m *core.Meta) (*edge, bool) {
@@ -146,7 +253,7 @@ func (s *gstate) nearest(g int64, m *core.Meta) (*edge, bool) {
 			}
 			return nil, true
 		}
-		if !h.try {
+		if !h.passThrough() {
 			return e, false
 		}
 	}
@@ -164,6 +271,36 @@ func (engine) Released(l *core.Lock, g int64) {
 			s.remove(i)
 			break
 		}
+	}
+	s.leave(g)
+}
+
+// ReleasedRW drops g's record of the read-write lock l once g holds it in
+// neither mode, and marks it held for reading when g keeps only read
+// holds (an RWMonitor's writer that read-locked, then unlocked).
+func (engine) ReleasedRW(l *core.Lock, g int64, read bool) {
+	m := l.PeekMeta()
+	if m == nil {
+		return // never taken in Order mode
+	}
+	s := enter(g, false)
+	if s == nil {
+		return
+	}
+	rw := core.RWOf(l, m.Class)
+	for i := len(s.held) - 1; i >= 0; i-- {
+		if s.held[i].meta != m {
+			continue
+		}
+		switch {
+		case rw.Writer() == g:
+			// A read hold of the writer: still held for writing.
+		case rw.HoldsRead(g) > 0:
+			s.held[i].read = true
+		default:
+			s.remove(i)
+		}
+		break
 	}
 	s.leave(g)
 }
@@ -227,15 +364,21 @@ type node struct {
 	gone uint64 // marks the region forgetOrder is dropping
 }
 
-// edgeMode is how the target was acquired. Read acquisitions (from
-// reader-writer locks) are to get their own modes.
+// edgeMode says how the edge's goroutine held from and acquired to: bits
+// for a read hold of a read-write lock; exclusive is write on both sides
+// (and every edge between a Mutex and a Monitor).
 type edgeMode uint8
 
-const exclusive edgeMode = 0
+const (
+	exclusive edgeMode = 0
+	readFrom  edgeMode = 1 // from was held for reading
+	readTo    edgeMode = 2 // to was acquired for reading
+)
 
 // edge is from -> to: goroutine g acquired to at toAt while holding from,
 // which it had acquired at fromAt (nil: where from was first locked).
-// Immutable once published, except the positions, guarded by graphMu.
+// Immutable once published, except the positions and pending, guarded by
+// graphMu.
 type edge struct {
 	from, to *node
 	g        int64
@@ -243,6 +386,7 @@ type edge struct {
 	toAt     *stackRec
 	mode     edgeMode
 	ordered  bool // part of the topological order (see the top of the file)
+	pending  bool // closes a cycle that has a lock never write-locked; not ordered
 	bypass   bool // stands for a path through a lock since collected
 	iout     int  // position in from.out
 	iin      int  // position in to.in
@@ -288,6 +432,9 @@ func unlink(e *edge) {
 	in[len(in)-1] = nil
 	e.to.in = in[:len(in)-1]
 	edgeSet.remove(e)
+	if e.pending {
+		settle(e)
+	}
 	if e == &e.to.first {
 		e.to.first = edge{}
 	}
@@ -305,12 +452,25 @@ func newEdge(to *node) *edge {
 type pending struct {
 	path    []edge // copies: the graph may change once graphMu is released
 	closing edge
+	// late is the read-write lock whose first write-lock, by goroutine
+	// lateG, made the cycle reportable after it formed; nil otherwise.
+	late  *core.Meta
+	lateG int64
+}
+
+func newPending(path []*edge, closing *edge) pending {
+	p := pending{path: make([]edge, len(path)), closing: *closing}
+	for j, pe := range path {
+		p.path[j] = *pe
+	}
+	return p
 }
 
 // validate adds the missing edges into m from the nearest lock s holds and
-// from the try-locked ones above it, and returns the cycles any of them
-// closes. s is g's gstate, busy.
-func validate(g int64, s *gstate, m *core.Meta, at *stackRec) (found []pending) {
+// from the ones above it it passes through (see passThrough; m acquired
+// for reading if read), and
+// returns the cycles any of them closes. s is g's gstate, busy.
+func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found []pending) {
 	graphMu.Lock()
 	to := nodeOf(m)
 	addNode(to, false)
@@ -326,25 +486,165 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec) (found []pending) 
 		from := nodeOf(h.meta)
 		addNode(from, true)
 		if edgeSet.get(h.meta.ID, m.ID) == nil {
+			mode := exclusive
+			if h.read {
+				mode |= readFrom
+			}
+			if read {
+				mode |= readTo
+			}
 			e := newEdge(to)
-			*e = edge{from: from, to: to, g: g, fromAt: h.at, toAt: at, mode: exclusive, ordered: true}
+			*e = edge{from: from, to: to, g: g, fromAt: h.at, toAt: at, mode: mode, ordered: true}
+			var path []*edge
 			if from.ord > to.ord {
-				if path := reorder(from, to); path != nil {
-					e.ordered = false
-					p := pending{path: make([]edge, len(path)), closing: *e}
-					for j, pe := range path {
-						p.path[j] = *pe
-					}
-					found = append(found, p)
+				path = reorder(from, to)
+			}
+			if path != nil {
+				e.ordered = false
+				if path = reportable(path, e); path != nil {
+					found = append(found, newPending(path, e))
 				}
+			} else if path = viaPending(e); path != nil {
+				found = append(found, newPending(path, e))
 			}
 			link(e)
 		}
-		if !h.try {
+		if !h.passThrough() {
 			break
 		}
 	}
 	graphMu.Unlock()
+	return found
+}
+
+// reportable returns path, the cycle that e (not yet linked) closes, if
+// each of its locks has been write-locked; else another path from e.to to
+// e.from through write-locked locks, if there is one; else nil, and e is
+// left pending. graphMu is held.
+func reportable(path []*edge, e *edge) []*edge {
+	pendingN.Add(1)             // before the flags are read: see pendingN
+	all := written(e.from.meta) // the path's last lock; the loop sees the others
+	for _, pe := range path {
+		all = all && written(pe.from.meta)
+	}
+	switch {
+	case all:
+	case written(e.from.meta) && written(e.to.meta):
+		path = writtenPath(e.to, e.from)
+	default:
+		path = nil
+	}
+	if path == nil {
+		e.pending = true
+		pendingEdges = append(pendingEdges, e)
+		return nil
+	}
+	pendingN.Add(-1)
+	settleAll(path)
+	return path
+}
+
+// settleAll settles the pending edges of a cycle being reported.
+func settleAll(path []*edge) {
+	for _, pe := range path {
+		if pe.pending {
+			settle(pe)
+		}
+	}
+}
+
+// viaPending returns a path e.to ->* e.from through write-locked locks
+// that uses a pending edge, for a new edge e that the order accepted (so
+// it closes no cycle of ordered edges), or nil. Such a cycle has formed
+// only now if e's locks have been write-locked: it is reported now. The
+// search runs only if pending edges could be on such a path, going by
+// the positions: its ordered stretches go up the order, so its first
+// pending edge x -> y has ord(e.to) <= ord(x), and its last x' -> y' has
+// ord(y') <= ord(e.from). A new edge thus costs no search while no
+// pending edge lies in its way. graphMu is held.
+func viaPending(e *edge) []*edge {
+	if len(pendingEdges) == 0 || !written(e.from.meta) || !written(e.to.meta) {
+		return nil
+	}
+	first, last := false, false
+	for _, p := range pendingEdges {
+		first = first || e.to.ord <= p.from.ord
+		last = last || p.to.ord <= e.from.ord
+	}
+	if !first || !last {
+		return nil
+	}
+	path := writtenPath(e.to, e.from)
+	settleAll(path)
+	return path
+}
+
+// writtenPath returns a path start ->* goal of ordered and pending edges
+// whose locks have all been write-locked, at least one edge long (start
+// may be goal), or nil. graphMu is held; the path is in the shared
+// scratch slice.
+func writtenPath(start, goal *node) []*edge {
+	searchMark += 2
+	fm := searchMark
+	fwdNodes = append(fwdNodes[:0], start)
+	start.mark, start.via = fm, nil
+	defer func() {
+		visited += len(fwdNodes)
+		clear(fwdNodes)
+	}()
+	for i := 0; i < len(fwdNodes); i++ {
+		n := fwdNodes[i]
+		for _, e := range n.out {
+			if !e.ordered && !e.pending {
+				continue
+			}
+			w := e.to
+			if w == goal {
+				path = append(path[:0], e)
+				for v := n; v != start; v = v.via.from {
+					path = append(path, v.via)
+				}
+				slices.Reverse(path)
+				return path
+			}
+			if w.mark == fm || !written(w.meta) {
+				continue
+			}
+			w.mark, w.via = fm, e
+			fwdNodes = append(fwdNodes, w)
+		}
+	}
+	return nil
+}
+
+// lateCycles runs at m's first write-lock, by g, while edges are pending:
+// it returns every cycle through m whose locks have now all been
+// write-locked, each ending with one of its pending edges, and settles
+// the pending edges on them, so that no cycle is reported twice.
+func lateCycles(m *core.Meta, g int64) (found []pending) {
+	graphMu.Lock()
+	defer graphMu.Unlock()
+	n := nodeOf(m)
+	if n.ord == 0 {
+		return nil // not in the graph: on no cycle
+	}
+	for pendingN.Load() != 0 {
+		cyc := writtenPath(n, n)
+		if cyc == nil {
+			break
+		}
+		// Any cycle has a pending edge: the ordered edges are acyclic.
+		k := len(cyc) - 1
+		for !cyc[k].pending {
+			k--
+		}
+		rot := make([]*edge, 0, len(cyc))
+		rot = append(append(rot, cyc[k+1:]...), cyc[:k+1]...)
+		settleAll(rot)
+		p := newPending(rot[:len(rot)-1], rot[len(rot)-1])
+		p.late, p.lateG = m, g
+		found = append(found, p)
+	}
 	return found
 }
 
@@ -546,16 +846,19 @@ func cmpI(a, b int64) int {
 	return 0
 }
 
-// orderReport builds the LockOrder report for the cycle that closing
-// (from -> to) closes with path (to ->* from, edges already in the
+// orderReport builds the LockOrder report for the cycle that p.closing
+// (from -> to) closes with p.path (to ->* from, edges already in the
 // graph), each step saying where its goroutine acquired the lock it held
-// (fromAt, if recorded) and the next one (toAt); or nil if the same
-// problem was reported before (engine.go's note).
-func orderReport(path []edge, closing edge) *Report {
-	ids := make([]uint64, 0, len(path)+1)
-	gs := make([]int64, 0, len(path)+1)
+// (fromAt, if recorded) and the next one (toAt), and in which mode; or
+// nil if the same problem was reported before (engine.go's note).
+func orderReport(p pending) *Report {
+	ids := make([]uint64, 0, len(p.path)+1)
+	gs := make([]int64, 0, len(p.path)+1)
 	r := &Report{Kind: LockOrder, Mode: Order}
-	for _, e := range append(path, closing) {
+	if p.late != nil {
+		r.late = &lateWrite{lock: lockInfo(p.late), g: p.lateG}
+	}
+	for _, e := range append(p.path, p.closing) {
 		ids = append(ids, e.from.meta.ID)
 		gs = append(gs, e.g)
 		var holdsAt []Frame
@@ -563,6 +866,7 @@ func orderReport(path []edge, closing edge) *Report {
 			holdsAt = symbolise(e.fromAt.pcs)
 		}
 		r.Steps = append(r.Steps, Step{Goroutine: e.g, Holds: lockInfo(e.from.meta), WaitsFor: lockInfo(e.to.meta),
+			HoldsForReading: e.mode&readFrom != 0, WaitsForReading: e.mode&readTo != 0,
 			Stack: e.toAt.frames(), HoldsAt: holdsAt})
 	}
 	if !note(r, ids, gs) {
@@ -621,7 +925,7 @@ func forgetOrder(id uint64) {
 	for _, x := range region {
 		for _, in := range x.in {
 			if p := in.from; in.ordered && p.gone != gone {
-				budget = bypass(p, x, in.fromAt, gone, budget)
+				budget = bypass(p, x, in.fromAt, in.mode&readFrom, gone, budget)
 			}
 		}
 	}
@@ -641,8 +945,8 @@ func forgetOrder(id uint64) {
 
 // bypass adds p -> s for every live s that the region (locks marked gone)
 // leads to from x, which p has an ordered edge into (p acquired at
-// fromAt), and returns the budget left.
-func bypass(p, x *node, fromAt *stackRec, gone uint64, budget int) int {
+// fromAt, in fromMode), and returns the budget left.
+func bypass(p, x *node, fromAt *stackRec, fromMode edgeMode, gone uint64, budget int) int {
 	searchMark += 2
 	seen := searchMark
 	fwdNodes = append(fwdNodes[:0], x)
@@ -663,7 +967,7 @@ func bypass(p, x *node, fromAt *stackRec, gone uint64, budget int) int {
 			}
 			// p < x <=* s in the order, so the new edge agrees with it.
 			e := newEdge(s)
-			*e = edge{from: p, to: s, g: out.g, fromAt: fromAt, toAt: out.toAt, mode: exclusive, ordered: true, bypass: true}
+			*e = edge{from: p, to: s, g: out.g, fromAt: fromAt, toAt: out.toAt, mode: fromMode | out.mode&readTo, ordered: true, bypass: true}
 			link(e)
 			if budget--; budget == 0 {
 				break

@@ -84,8 +84,10 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 //
 // For a LockOrder report, the step is one edge of the lock-order graph:
 // Goroutine acquired WaitsFor while holding Holds, at Stack, the first time
-// that edge was seen. The last step is the acquisition that closed the
-// cycle.
+// that edge was seen, in the modes HoldsForReading and WaitsForReading
+// give. The last step is the acquisition that closed the cycle (or, for a
+// cycle of read locks reported when one of them was first write-locked,
+// the acquisition that formed it).
 //
 // For a WaitTimeout, the first step is the waiting goroutine (WaitsFor is
 // the lock) and the next is the holder (Holds is the same lock), each
@@ -103,7 +105,8 @@ type Step struct {
 	WaitsFor  *LockInfo
 	// For a read-write lock: HoldsForReading says that the goroutine
 	// holds Holds for reading (else for writing), WaitsForReading that it
-	// waits to lock WaitsFor for reading (else for writing). A writer
+	// waits to lock WaitsFor (for a LockOrder step: acquired it) for
+	// reading (else for writing). A writer
 	// waits for the writer and for every reader; a first-time reader
 	// waits for the writer that holds the lock or waits for its readers
 	// (writer preference). Both are false for a Mutex or Monitor.
@@ -126,6 +129,15 @@ type Report struct {
 	Waited time.Duration // WaitTimeout only: how long the goroutine had waited
 
 	tally *tally // shared by every occurrence of the problem; nil for a Report made by hand
+	late  *lateWrite
+}
+
+// lateWrite says, for a LockOrder report, that the cycle formed earlier
+// among read locks and became a possible deadlock when goroutine g
+// write-locked lock for the first time (see order.go).
+type lateWrite struct {
+	lock *LockInfo
+	g    int64
 }
 
 // Seen counts the occurrences of one reported problem.
@@ -172,24 +184,35 @@ func (r *Report) String() string {
 	case LockOrder:
 		header(&b, "WARNING: possible circular locking dependency detected")
 		last := r.Steps[len(r.Steps)-1]
-		fmt.Fprintf(&b, "goroutine %d is trying to acquire lock:\n  %s\n", last.Goroutine, last.WaitsFor)
-		fmt.Fprintf(&b, "but it already holds lock:\n  %s\n", last.Holds)
+		if r.late != nil {
+			fmt.Fprintf(&b, "goroutine %d locked %s for writing for the first time;\n", r.late.g, r.late.lock)
+			b.WriteString("a writer queued on it holds out new readers, which completes a cycle of acquisitions seen before:\n")
+			fmt.Fprintf(&b, "goroutine %d acquired lock:\n  %s%s\n", last.Goroutine, last.WaitsFor, access(last.WaitsFor, last.WaitsForReading))
+		} else {
+			fmt.Fprintf(&b, "goroutine %d is trying to acquire lock:\n  %s%s\n", last.Goroutine, last.WaitsFor, access(last.WaitsFor, last.WaitsForReading))
+		}
+		fmt.Fprintf(&b, "but it already holds lock:\n  %s%s\n", last.Holds, access(last.Holds, last.HoldsForReading))
 		b.WriteString("which lock already depends on the new lock.\n\n")
 		b.WriteString("the existing dependency chain is:\n\n")
 		for i, s := range r.Steps[:len(r.Steps)-1] {
-			fmt.Fprintf(&b, "-> #%d %s\n", i, s.Holds)
+			fmt.Fprintf(&b, "-> #%d %s%s\n", i, s.Holds, heldAs(s.Holds, s.HoldsForReading))
 			r.lockedAt(&b, s, "   ")
-			fmt.Fprintf(&b, "   then %s\n   first seen in goroutine %d at:\n", s.WaitsFor, s.Goroutine)
+			fmt.Fprintf(&b, "   then %s%s\n   first seen in goroutine %d at:\n", s.WaitsFor, takenAs(s.WaitsFor, s.WaitsForReading), s.Goroutine)
 			frames(&b, s.Stack, "      ")
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "-> #%d %s\n", len(r.Steps)-1, last.Holds)
+		fmt.Fprintf(&b, "-> #%d %s%s\n", len(r.Steps)-1, last.Holds, heldAs(last.Holds, last.HoldsForReading))
 		r.lockedAt(&b, last, "   ")
-		fmt.Fprintf(&b, "   then %s\n   now, in goroutine %d at:\n", last.WaitsFor, last.Goroutine)
+		when := "now,"
+		if r.late != nil {
+			when = "first seen"
+		}
+		fmt.Fprintf(&b, "   then %s%s\n   %s in goroutine %d at:\n", last.WaitsFor, takenAs(last.WaitsFor, last.WaitsForReading), when, last.Goroutine)
 		frames(&b, last.Stack, "      ")
 		b.WriteString("\n possible unsafe locking scenario:\n\n")
 		for i, s := range r.Steps {
-			fmt.Fprintf(&b, "   path %d: lock(%s); lock(%s);", i+1, short(s.Holds), short(s.WaitsFor))
+			fmt.Fprintf(&b, "   path %d: %s(%s); %s(%s);", i+1, lockVerb(s.Holds, s.HoldsForReading), short(s.Holds),
+				lockVerb(s.WaitsFor, s.WaitsForReading), short(s.WaitsFor))
 			if len(s.Stack) > 0 {
 				f := s.Stack[0]
 				fmt.Fprintf(&b, " at %s:%d", f.File, f.Line)
@@ -197,6 +220,10 @@ func (r *Report) String() string {
 			b.WriteString("\n")
 		}
 		b.WriteString("\n *** DEADLOCK if these paths run at the same time in different goroutines ***\n")
+		if readsIn(r.Steps) {
+			b.WriteString(" (rlock waits only for a writer: every lock of the cycle is write-locked somewhere,\n" +
+				"  and a writer queued on a read-locked lock holds out new readers)\n")
+		}
 		r.seenLine(&b)
 	case WaitTimeout:
 		header(&b, "locksmith: goroutine blocked on a lock for "+r.Waited.Round(time.Millisecond).String())
@@ -276,6 +303,40 @@ func access(l *LockInfo, read bool) string {
 		return " for reading"
 	}
 	return " for writing"
+}
+
+// heldAs and takenAs say, in a LockOrder report, how a read-write lock
+// was held or taken; lockVerb names the acquisition in the scenario lines
+// ("rlock" for a read, after lockdep).
+func heldAs(l *LockInfo, read bool) string {
+	if a := access(l, read); a != "" {
+		return ", held" + a
+	}
+	return ""
+}
+
+func takenAs(l *LockInfo, read bool) string {
+	if a := access(l, read); a != "" {
+		return ", taken" + a
+	}
+	return ""
+}
+
+func lockVerb(l *LockInfo, read bool) string {
+	if l != nil && l.ReadWrite && read {
+		return "rlock"
+	}
+	return "lock"
+}
+
+// readsIn reports whether a step holds or takes a lock for reading.
+func readsIn(steps []Step) bool {
+	for _, s := range steps {
+		if (s.Holds != nil && s.Holds.ReadWrite && s.HoldsForReading) || (s.WaitsFor != nil && s.WaitsFor.ReadWrite && s.WaitsForReading) {
+			return true
+		}
+	}
+	return false
 }
 
 // readers counts the readers of a read-write lock, for the report.
@@ -364,7 +425,10 @@ func (e *LockOrderError) Error() string {
 	r := e.Report
 	var b strings.Builder
 	b.WriteString("detect: lock order inversion")
-	if n := len(r.Steps); n > 0 {
+	if r.late != nil {
+		fmt.Fprintf(&b, ": goroutine %d write-locked %s for the first time, which makes a cycle of acquisitions seen before a possible deadlock",
+			r.late.g, short(r.late.lock))
+	} else if n := len(r.Steps); n > 0 {
 		last := r.Steps[n-1]
 		fmt.Fprintf(&b, ": goroutine %d locked %s while holding %s, the reverse of an order seen before",
 			last.Goroutine, short(last.WaitsFor), short(last.Holds))

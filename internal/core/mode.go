@@ -79,6 +79,11 @@ type Engine interface {
 	// Acquired and Released are called in Order mode only.
 	Acquired(l *Lock, k *Class, g int64, try bool)
 	Released(l *Lock, g int64)
+	// AcquiredRW and ReleasedRW are their counterparts for an RWLock
+	// (l is its writer lock), read saying which mode; a release is
+	// forwarded after the lock changed. Order mode only.
+	AcquiredRW(l *Lock, k *Class, g int64, try, read bool)
+	ReleasedRW(l *Lock, g int64, read bool)
 	// Parked is called when a goroutine has registered as blocked, in
 	// Cycles and Order modes, so that the wait-timeout watchdog can arm.
 	Parked()

@@ -950,36 +950,46 @@ func (l *RWLock) OverflowAllocated() bool {
 	return l.ov != nil
 }
 
-// Order-mode seam for read-write locks. A write acquisition is recorded
-// like a Mutex's; a read acquisition currently adds no edge and is not
-// recorded (so no lock-order report can involve a read hold): this never
-// reports a false inversion, and misses inversions that need a reader.
-// The read flag is where the read/write edge rules will go.
+// Order-mode seam for read-write locks: acquisitions and releases go to
+// the engine with their mode, which keeps read holds apart from write
+// holds and applies the rules for readers (package detect's order.go).
 
 // AcquiredRW forwards an acquisition of an RWLock in mode read. As with
 // Acquired, if the engine does not return (a LockOrder reporter panicked
-// or ended the goroutine), the write acquisition is undone before the
-// panic or the exit goes on, through RWLock.Unlock so that readers queued
-// behind it are let in.
+// or ended the goroutine), the acquisition is undone before the panic or
+// the exit goes on: a write through RWLock.Unlock, so that readers queued
+// behind it are let in, a read by dropping the hold just taken. While a
+// recheck is pending, it runs it first, and forwards only in Order mode.
 func AcquiredRW(l *Lock, k *Class, g int64, try, read bool) {
-	if read {
+	if mode.Load()&modeRecheck != 0 && !settle(g) {
 		return
 	}
 	done := false
 	defer func() {
-		if !done {
-			engine.Released(l, g)
-			RWOf(l, k).Unlock(g)
+		if done {
+			return
 		}
+		if read {
+			RWOf(l, k).RUnlock(g, false)
+			engine.ReleasedRW(l, g, true)
+			return
+		}
+		engine.ReleasedRW(l, g, false)
+		RWOf(l, k).Unlock(g)
 	}()
-	engine.Acquired(l, k, g, try)
+	engine.AcquiredRW(l, k, g, try, read)
 	done = true
 }
 
-// ReleasedRW forwards a release of an RWLock in mode read.
+// ReleasedRW forwards a release of an RWLock in mode read, made before the
+// call: the engine asks the lock what g still holds.
 func ReleasedRW(l *Lock, g int64, read bool) {
-	if read {
+	if mode.Load()&modeRecheck != 0 && !settle(g) {
 		return
 	}
-	engine.Released(l, g)
+	engine.ReleasedRW(l, g, read)
 }
+
+// HoldsReadNow reports whether g holds l for reading; unlike HoldsRead it
+// may be called from any goroutine (package detect's sweeper).
+func (l *RWLock) HoldsReadNow(g int64) bool { return l.holdsReadNow(g) }
