@@ -450,7 +450,8 @@ func TestSoak(t *testing.T) {
 	for _, mode := range []string{"mode off", "mode cycles", "mode order"} {
 		assert.Contains(t, stdout, "stress: "+mode)
 	}
-	for _, prim := range []string{"mutex.Mutex", "monitor.Monitor", "condvar.Cond(*sync.Mutex)", "condvar.Cond(*mutex.Mutex)", "condvar.Cond(*monitor.Monitor)"} {
+	for _, prim := range []string{"mutex.Mutex", "monitor.Monitor", "condvar.Cond(*sync.Mutex)", "condvar.Cond(*mutex.Mutex)", "condvar.Cond(*monitor.Monitor)",
+		"mutex.RWMutex", "monitor.RWMonitor"} {
 		assert.Contains(t, stdout, prim)
 	}
 	assert.Contains(t, stdout, ", 0 anomalies")
