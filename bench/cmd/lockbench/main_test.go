@@ -442,10 +442,11 @@ func TestFormatting(t *testing.T) {
 	assert.Equal(t, "  0.012896", secs(12896000))
 }
 
-// TestSoak runs a short soak: every detect mode, then mode switches,
-// every primitive, no anomalies, exit status 0, and the counts on stdout.
+// TestSoak runs a short soak: every detect mode, then mode switches, then
+// the bubble phases, every primitive, no anomalies, exit status 0, and the
+// counts on stdout.
 func TestSoak(t *testing.T) {
-	code, stdout, stderr := runArgs(t, "-soak", "400ms")
+	code, stdout, stderr := runArgs(t, "-soak", "600ms")
 	require.Equal(t, exitOK, code, "stderr:\n%s\nstdout:\n%s", stderr, stdout)
 	for _, mode := range []string{"mode off", "mode cycles", "mode order"} {
 		assert.Contains(t, stdout, "stress: "+mode)
@@ -455,7 +456,15 @@ func TestSoak(t *testing.T) {
 		assert.Contains(t, stdout, prim)
 	}
 	assert.Contains(t, stdout, ", 0 anomalies")
-	assert.Contains(t, stderr, "soak: 100ms in detect mode order")
-	assert.Contains(t, stderr, "soak: 100ms switching detect modes while locks are held")
+	assert.Contains(t, stderr, "soak: 100ms in detect mode order\n")
+	assert.Contains(t, stderr, "soak: 100ms switching detect modes while locks are held\n")
 	assert.Contains(t, stdout, "switched between off, cycles and order")
+	if bubblesSupported {
+		assert.Contains(t, stderr, "soak: 100ms in detect mode order, with locks shared across synctest bubbles\n")
+		assert.Contains(t, stderr, "soak: 100ms switching detect modes while locks are held, with locks shared across synctest bubbles\n")
+		assert.Equal(t, 2, strings.Count(stdout, "bubbles: locks shared by goroutines outside any bubble and those of two synctest bubbles\nstress: "))
+		assert.NotContains(t, stdout, "PASS", "the bubble runner's output stays out of the results")
+	} else {
+		assert.Contains(t, stderr, "the synctest bubble phases need go1.25")
+	}
 }
