@@ -39,8 +39,8 @@ import (
 // somewhere; a read-only cycle whose lock is write-locked after the cycle
 // formed is reported then or at the next acquisition along the cycle,
 // once in all. Those that pass only under that rule are in
-// TestDifferentialRWOrder; ReadOnlySharing, which the rule must keep
-// silent, is in TestDifferentialGoDeadlockRW.
+// TestDifferentialRWOrder; ReadOnlySharing and ReadCycleOneLockWriteLocked,
+// which the rule must keep silent, are in TestDifferentialGoDeadlockRW.
 
 // TestDifferentialGoDeadlockRW runs the read-write scenarios that hold
 // whatever rule Order mode applies to read acquisitions.
@@ -131,6 +131,15 @@ var rwDifferentials = []differential{
 		name: "ReadOnlySharing", origin: "beyond its suite: read-only cycle, no writer [read rule]",
 		theirs: gdReadCycle(noWriter), ours: lsReadCycle(noWriter), wantTheirs: 1, wantOurs: 0,
 	},
+	{
+		// [read rule] A writer on A alone cannot close the cycle: the
+		// reader of A that waits (behind the queued writer) holds R(B),
+		// and the other reader's R(B) finds no writer on B, so it goes
+		// through and the cycle unwinds. Not a deadlock; go-deadlock
+		// reports it.
+		name: "ReadCycleOneLockWriteLocked", origin: "beyond its suite: read-only cycle, only A write-locked [read rule]",
+		theirs: gdReadCycle(writerOnA), ours: lsReadCycle(writerOnA), wantTheirs: 1, wantOurs: 0,
+	},
 }
 
 var rwOrderDifferentials = []differential{
@@ -153,18 +162,20 @@ var rwOrderDifferentials = []differential{
 		theirs: gdTwoRWInversion, ours: lsTwoRWInversion, wantTheirs: 1, wantOurs: 1,
 	},
 	{
-		// [read rule] A read-only cycle through a lock that is
-		// write-locked elsewhere: a writer queued on A between the two
-		// readers closes a real deadlock.
-		name: "ReadCycleWriteLockedBefore", origin: "beyond its suite: read cycle, A write-locked first [read rule]", real: true,
-		theirs: gdReadCycle(writerBefore), ours: lsReadCycle(writerBefore), wantTheirs: 1, wantOurs: 1,
+		// [read rule] A read-only cycle through two locks that are both
+		// write-locked elsewhere: writers queued on A and on B between
+		// the readers close a real deadlock (the writer-preference cycle
+		// of WriterPreferenceCycle).
+		name: "ReadCycleWriteLockedBefore", origin: "beyond its suite: read cycle, A and B write-locked first [read rule]", real: true,
+		theirs: gdReadCycle(writersBefore), ours: lsReadCycle(writersBefore), wantTheirs: 1, wantOurs: 1,
 	},
 	{
 		// [read rule] The same, B write-locked only after the cycle
 		// formed: reported then or at the next acquisition along the
-		// cycle, once; go-deadlock reports every inverted acquisition.
-		name: "ReadCycleWriteLockedAfter", origin: "beyond its suite: read cycle, B write-locked after [read rule]", real: true,
-		theirs: gdReadCycle(writerAfter), ours: lsReadCycle(writerAfter), wantTheirs: -1, wantOurs: 1,
+		// cycle (here, R(A) R(B) again), once; go-deadlock reports every
+		// inverted acquisition.
+		name: "ReadCycleWriteLockedAfter", origin: "beyond its suite: read cycle, B write-locked last [read rule]", real: true,
+		theirs: gdReadCycle(lastWriterAfter), ours: lsReadCycle(lastWriterAfter), wantTheirs: -1, wantOurs: 1,
 	},
 }
 
@@ -332,29 +343,44 @@ func gdTwoRWInversion(t *testing.T) int {
 	return h.count()
 }
 
-// Where a read cycle's scenario write-locks a lock of the cycle.
+// Which locks of a read cycle's scenario are write-locked, and when. The
+// cycle is R(A) R(B) in one goroutine, then R(B) R(A) in another.
 type writerAt int
 
 const (
-	noWriter     writerAt = iota
-	writerBefore          // A, before the cycle forms
-	writerAfter           // B, after it formed; then R(A) R(B) once more
+	noWriter        writerAt = iota
+	writerOnA                // A, before the cycle forms
+	writersBefore            // A and B, before the cycle forms
+	lastWriterAfter          // A before, B after the cycle formed; then R(A) R(B) once more
 )
+
+// readCycle runs the scenario w on A and B with the given lock functions.
+func readCycle(t *testing.T, w writerAt, a, b interface {
+	sync.Locker
+	RLock()
+	RUnlock()
+}) {
+	write := func(l sync.Locker) { onGoroutine(t, func() { l.Lock(); l.Unlock() }) }
+	ab := func() { a.RLock(); b.RLock(); b.RUnlock(); a.RUnlock() }
+	if w != noWriter {
+		write(a)
+	}
+	if w == writersBefore {
+		write(b)
+	}
+	onGoroutine(t, ab)
+	onGoroutine(t, func() { b.RLock(); a.RLock(); a.RUnlock(); b.RUnlock() })
+	if w == lastWriterAfter {
+		write(b)
+		onGoroutine(t, ab)
+	}
+}
 
 func gdReadCycle(w writerAt) func(t *testing.T) int {
 	return func(t *testing.T) int {
 		h := useGoDeadlock(t, 0, true)
 		var a, b deadlock.RWMutex
-		ab := func() { a.RLock(); b.RLock(); b.RUnlock(); a.RUnlock() }
-		if w == writerBefore {
-			onGoroutine(t, func() { a.Lock(); a.Unlock() })
-		}
-		onGoroutine(t, ab)
-		onGoroutine(t, func() { b.RLock(); a.RLock(); a.RUnlock(); b.RUnlock() })
-		if w == writerAfter {
-			onGoroutine(t, func() { b.Lock(); b.Unlock() })
-			onGoroutine(t, ab)
-		}
+		readCycle(t, w, &a, &b)
 		return h.count()
 	}
 }
@@ -807,17 +833,7 @@ func lsTwoRWInversion(t *testing.T) int {
 func lsReadCycle(w writerAt) func(t *testing.T) int {
 	return func(t *testing.T) int {
 		rec := lsConfigure(t, 0)
-		a, b := namedRW("rwmutex", "A"), namedRW("rwmonitor", "B")
-		ab := func() { a.RLock(); b.RLock(); b.RUnlock(); a.RUnlock() }
-		if w == writerBefore {
-			onGoroutine(t, func() { a.Lock(); a.Unlock() })
-		}
-		onGoroutine(t, ab)
-		onGoroutine(t, func() { b.RLock(); a.RLock(); a.RUnlock(); b.RUnlock() })
-		if w == writerAfter {
-			onGoroutine(t, func() { b.Lock(); b.Unlock() })
-			onGoroutine(t, ab)
-		}
+		readCycle(t, w, namedRW("rwmutex", "A"), namedRW("rwmonitor", "B"))
 		assert.Len(t, rec.all(detect.LockOrder), len(rec.all()), "%s", rec)
 		return len(rec.all())
 	}
