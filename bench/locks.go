@@ -50,7 +50,8 @@ type lockOps struct {
 	nested func(a, b sync.Locker, n int)
 }
 
-// New returns a new, unlocked lock of l's type.
+// New returns a new, unlocked lock of l's type. l must be one of Locks':
+// the read-write locks of RWLocks run only the read-write scenarios.
 func (l Lock) New() sync.Locker { return l.ops.new() }
 
 // Reentrant reports whether the lock may be taken again by its holder.
