@@ -27,6 +27,8 @@ func TestBenchmarksRun(t *testing.T) {
 		"CondPingPong":  BenchmarkCondPingPong,
 		"ConnPool":      BenchmarkConnPool,
 		"BatchQueue":    BenchmarkBatchQueue,
+		"RWPairs":       BenchmarkRWPairs,
+		"RWMix":         BenchmarkRWMix,
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := testing.Benchmark(fn)

@@ -153,3 +153,48 @@ func BenchmarkBatchQueue(b *testing.B) {
 		}
 	}
 }
+
+// Read percentages of the read-mostly mixes.
+var readPercents = []int{90, 99}
+
+// BenchmarkRWPairs measures uncontended RLock/RUnlock (read) and
+// Lock/Unlock (write) pairs on each read-write lock; the depth2 rows are a
+// re-entry by a goroutine already holding the monitor in the same mode.
+func BenchmarkRWPairs(b *testing.B) {
+	for _, op := range []struct {
+		name string
+		run  func(bench.Lock, int) bench.Result
+	}{{"read", bench.ReadPairs}, {"write", bench.WritePairs}} {
+		for _, l := range bench.RWLocks() {
+			b.Run(op.name+"/"+l.Name, func(b *testing.B) {
+				defer l.Configure()()
+				b.ResetTimer()
+				report(b, op.run(l, b.N))
+			})
+		}
+	}
+}
+
+// BenchmarkRWMix measures read-mostly mixes (90 % and 99 % reads, about
+// 100 ns of work inside the lock) at 1, 2, 4 and 8 goroutines on each
+// read-write lock. An op is one read or write critical section.
+func BenchmarkRWMix(b *testing.B) {
+	inside, outside := bench.Calibrate(bench.DefaultInside), bench.Calibrate(bench.DefaultOutside)
+	for _, reads := range readPercents {
+		for _, l := range bench.RWLocks() {
+			for _, g := range goroutineCounts {
+				b.Run(fmt.Sprintf("reads=%d%%/%s/goroutines=%d", reads, l.Name, g), func(b *testing.B) {
+					defer l.Configure()()
+					ld := bench.RWLoad{Goroutines: g, Ops: b.N, ReadPercent: reads, Inside: inside, Outside: outside}
+					b.ResetTimer()
+					r, err := bench.RWMix(l, ld)
+					if err != nil {
+						b.Fatal(err)
+					}
+					report(b, r)
+					b.ReportMetric(r.Cores(), "cores")
+				})
+			}
+		}
+	}
+}

@@ -35,7 +35,8 @@ type Lock struct {
 	// Mode is the detection mode the lock runs in when Locksmith is set.
 	Mode detect.Mode
 
-	ops *lockOps
+	ops *lockOps // Locks' locks
+	rw  *rwOps   // RWLocks' locks
 }
 
 // lockOps holds, for one lock type, a constructor and the uncontended
@@ -49,11 +50,12 @@ type lockOps struct {
 	nested func(a, b sync.Locker, n int)
 }
 
-// New returns a new, unlocked lock of l's type.
+// New returns a new, unlocked lock of l's type. l must be one of Locks':
+// the read-write locks of RWLocks run only the read-write scenarios.
 func (l Lock) New() sync.Locker { return l.ops.new() }
 
 // Reentrant reports whether the lock may be taken again by its holder.
-func (l Lock) Reentrant() bool { return l.Type == "monitor.Monitor" }
+func (l Lock) Reentrant() bool { return l.Type == "monitor.Monitor" || l.Type == "monitor.RWMonitor" }
 
 // Configure puts the detection mode of l in force, with reports going to a
 // counter instead of stderr (see DetectReports), and returns a function

@@ -40,7 +40,7 @@ func TestStressAcrossBubbles(t *testing.T) {
 			require.NoError(t, err)
 			assert.True(t, res.OK(), "anomalies:\n%s", res.String())
 			assert.Zero(t, res.Reports)
-			for _, p := range stress.BubblePrimitives {
+			for _, p := range stress.Primitives {
 				assert.Positive(t, res.Ops[p], "no operations on %s", p)
 			}
 		})

@@ -5,7 +5,9 @@
 //
 // Run starts rounds of goroutines that mix mutex.Mutex (Lock, TryLock,
 // LockContext cancelled at random points, misuse), monitor.Monitor
-// (re-entry to random depths, Do with panics), condvar.Cond on each lock
+// (re-entry to random depths, Do with panics), mutex.RWMutex and
+// monitor.RWMonitor (readers and writers by every acquisition method,
+// re-entry, downgrade, misuse), condvar.Cond on each lock
 // kind (*sync.Mutex, *mutex.Mutex, *monitor.Monitor) with Wait, WaitTimeout,
 // WaitContext and WaitWhile racing Signal, Broadcast, timeouts and
 // cancellations, and nested locks taken in one consistent order. Each round

@@ -23,7 +23,7 @@ const (
 	pCondSync
 	pCondMutex
 	pCondMonitor
-	pRWMutex // bubble workload only
+	pRWMutex
 	pRWMonitor
 	numPrims
 )
@@ -63,6 +63,8 @@ func (r *round) run() bool {
 		r.tokenQueue(k)
 	}
 	r.orderedNesting()
+	r.rwMutexExclusion()
+	r.rwMonitorReentry()
 	r.bubbleSharing()
 
 	done := make(chan struct{})

@@ -45,7 +45,7 @@ type Config struct {
 	Rounds int
 
 	// Goroutines is the number of goroutines per workload in a round
-	// (there are nine workloads, most with a goroutine or two more to
+	// (there are eleven workloads, most with a goroutine or two more to
 	// signal or produce); 0 means DefaultGoroutines.
 	Goroutines int
 
@@ -67,8 +67,8 @@ type Config struct {
 	//
 	// Each round then also runs a workload that shares its locks and Cond
 	// between goroutines outside any bubble and those of two bubbles. (A
-	// bubble can only be made by a test: testing/synctest has no other
-	// entry point, which is why lockbench -soak cannot run it.)
+	// bubble can only be made with a *testing.T: testing/synctest has no
+	// other entry point; lockbench -soak makes one outside go test.)
 	Bubble func(body func())
 }
 
@@ -91,16 +91,9 @@ const (
 )
 
 // Primitives lists the keys of Result.Ops in the order String prints them.
-var Primitives = []string{PrimMutex, PrimMonitor, PrimCondSync, PrimCondMutex, PrimCondMonitor}
+var Primitives = []string{PrimMutex, PrimMonitor, PrimCondSync, PrimCondMutex, PrimCondMonitor, PrimRWMutex, PrimRWMonitor}
 
-// BubblePrimitives lists the keys of Result.Ops that only the bubble
-// workload uses (Config.Bubble); String prints them after Primitives, when
-// used.
-var BubblePrimitives = []string{PrimRWMutex, PrimRWMonitor}
-
-func allPrimitives() []string {
-	return append(Primitives[:len(Primitives):len(Primitives)], BubblePrimitives...)
-}
+func allPrimitives() []string { return Primitives }
 
 // Result is what Run did and found.
 type Result struct {
@@ -163,9 +156,6 @@ func (r *Result) String() string {
 	secs := r.Elapsed.Seconds()
 	for _, p := range allPrimitives() {
 		n := r.Ops[p]
-		if n == 0 && slices.Contains(BubblePrimitives, p) {
-			continue
-		}
 		rate := 0.0
 		if secs > 0 {
 			rate = float64(n) / secs
@@ -218,7 +208,9 @@ const roundTimeout = 2 * time.Minute
 //   - mutual exclusion: a plain counter per lock, incremented only under
 //     the lock, equals an atomic count of the increments at the end of the
 //     round, and an atomic occupancy count never sees two holders (the
-//     race detector, under -race, also sees the plain counter);
+//     race detector, under -race, also sees the plain counter); a
+//     read-write lock's readers never see a writer inside, nor a writer
+//     another writer or a reader;
 //   - ownership: after a successful Lock, TryLock or LockContext the
 //     caller holds the lock (Owned, HoldCount); after a LockContext or a
 //     WaitContext that returned an error, or a TryLock that returned
@@ -228,6 +220,11 @@ const roundTimeout = 2 * time.Minute
 //   - misuse: Unlock by a non-owner and recursive Lock of a Mutex panic
 //     with the documented sentinel and change nothing; a panic inside
 //     Monitor.Do or under a deferred Unlock releases what it took;
+//   - read-write misuse: a recursive RLock or an upgrade of an RWMutex
+//     panics with ErrRecursiveLock, an RWMonitor's upgrade with ErrUpgrade,
+//     an RUnlock without a read hold with ErrNotOwner, each keeping the
+//     holds as they were; an RWMonitor's write and read hold counts follow
+//     every re-entry, inner read lock and downgrade;
 //   - hold counts: every Monitor re-entry adds one hold, every wait (also
 //     one that times out or is cancelled) restores the count it found;
 //   - no lost or spurious wakeup, exactly: in the exact-signal workloads a

@@ -62,7 +62,7 @@ const docIntro = "Ratios, not times: a ratio taken in one process, with the lock
 	"throughput ratios swing widely from round to round, and the CPU-per-op ratios are the steadier figure."
 
 const targetsIntro = "Read off the tables below (medians; uncontended figures in CPU time per op; locksmith's locks in the " +
-	"default detection mode, Cycles, whose fast paths are those of Off). The floor lock cannot be re-entered, so the re-entry target compares a " +
+	"default detection mode, Cycles, whose fast paths are those of Off; the read-write locks against `sync.RWMutex`). The floor lock cannot be re-entered, so the re-entry target compares a " +
 	"Monitor's re-entry pair with the floor lock's plain pair, the least any pair that checks the owner costs. " +
 	"\"no\" is reported as measured, not hidden: the tables and the README say what limits it."
 
@@ -77,6 +77,9 @@ const docReading = `## Reading the tables
 - ` + "`monitor.Monitor.depth2`" + ` and ` + "`.depth8`" + `: in the uncontended table, a re-entry pair by a goroutine
   already holding the monitor 1 or 7 times; in the contended tables, a critical section that takes the monitor
   and re-enters it 1 or 7 times.
+- The read-write tables (` + "`-workload rw`" + `, part of ` + "`all`" + `) take ` + "`sync.RWMutex`" + ` as the baseline instead:
+  read pairs against its read pair, write pairs against its write pair, and the read-mostly mixes against it at the
+  same read share and goroutine count. ` + "`monitor.RWMonitor.depth2`" + ` is a re-entry in the same mode.
 - ` + "`detect=off|cycles|order`" + ` is the detection mode in force (` + "`detect.Configure`" + `) while that row ran.
 - The latency table is in nanoseconds on this machine, with the clock's own overhead subtracted (its note says how).
 
@@ -134,6 +137,44 @@ func docLayout(sec *section) (string, []table) {
 		}
 		return "Throughput and CPU per critical section against `sync.Mutex` at the same goroutine count; " +
 			"a `depthN` row re-enters the monitor N-1 times per critical section.", ts
+	case kindRWPairs:
+		var ts []table
+		for _, access := range []string{accessRead, accessWrite} {
+			t := table{heading: accessHeading(access),
+				header: []string{"lock", "vs sync.RWMutex", "range", "real time vs sync.RWMutex"}}
+			var base *row
+			for _, r := range sec.Rows {
+				if r.Access != access {
+					continue
+				}
+				if base == nil {
+					base = r
+				}
+				t.rows = append(t.rows, []string{md(r.Lock), times(r.CPURatio), ratioRange(r.CPUNsPerOp, base.CPUNsPerOp.Median), times(r.Ratio)})
+			}
+			ts = append(ts, t)
+		}
+		return "CPU time per pair against `sync.RWMutex`'s pair of the same kind; lower is cheaper; the last column is the real-time ratio. " +
+			"A `depth2` row is a re-entry: a read pair by a goroutine already holding a read lock, a write pair by the writer.", ts
+	case kindRWMix:
+		var ts []table
+		for _, k := range mixesOf(sec) {
+			t := table{heading: fmt.Sprintf("%d %% reads, %d goroutine%s", k.reads, k.g, plural(k.g)),
+				header: []string{"lock", "ops/s vs sync.RWMutex", "range", "CPU/op vs sync.RWMutex", "range", "cores"}}
+			base := rwMixBase(sec, k)
+			for _, r := range sec.Rows {
+				if r.Reads != k.reads || r.Goroutines != k.g || base == nil {
+					continue
+				}
+				t.rows = append(t.rows, []string{md(r.Lock),
+					times(r.Ratio), ratioRange(r.OpsPerSec, base.OpsPerSec.Median),
+					times(r.CPURatio), ratioRange(r.CPUNsPerOp, base.CPUNsPerOp.Median),
+					fmt.Sprintf("%.2f", r.Cores.Median)})
+			}
+			ts = append(ts, t)
+		}
+		return "Throughput and CPU per operation against `sync.RWMutex` at the same read share and goroutine count; every lock " +
+			"runs the same sequence of reads and writes; a `depth2` row re-enters the monitor once per critical section.", ts
 	case kindLatency:
 		note, ts := layout(sec)
 		var out []table
@@ -199,16 +240,29 @@ func baseRow(sec *section, g int) *row {
 	return nil
 }
 
+func rwMixBase(sec *section, k mix) *row {
+	for _, r := range sec.Rows {
+		if r.Reads == k.reads && r.Goroutines == k.g && r.Lock == bench.RWLocks()[0].Name {
+			return r
+		}
+	}
+	return nil
+}
+
 // targets checks the run against the uncontended and contended targets,
 // one row per target whose locks were measured.
 func targets(rep *report) [][]string {
-	var pairs, contended *section
+	var pairs, contended, rwPairs, rwMix *section
 	for _, s := range rep.Sections {
 		switch s.Kind {
 		case kindPairs:
 			pairs = s
 		case kindContended:
 			contended = s
+		case kindRWPairs:
+			rwPairs = s
+		case kindRWMix:
+			rwMix = s
 		}
 	}
 	var out [][]string
@@ -263,5 +317,48 @@ func targets(rep *report) [][]string {
 			}
 		}
 	}
+	rwMode := "cycles"
+	if rwPairs != nil && findRW(rwPairs, "mutex.RWMutex/detect=cycles", accessRead) == nil {
+		rwMode = "off"
+	}
+	if rwPairs != nil {
+		for _, t := range []struct {
+			q, lock, access string
+			target          float64
+		}{
+			{"`mutex.RWMutex` read pair vs `sync.RWMutex` read pair", "mutex.RWMutex", accessRead, 3},
+			{"`monitor.RWMonitor` first read pair vs `sync.RWMutex` read pair", "monitor.RWMonitor", accessRead, 3},
+			{"`monitor.RWMonitor` re-entrant read pair (depth2) vs `sync.RWMutex` read pair", "monitor.RWMonitor.depth2", accessRead, 1.5},
+			{"`mutex.RWMutex` write pair vs `sync.RWMutex` write pair", "mutex.RWMutex", accessWrite, 1.5},
+			{"`monitor.RWMonitor` write pair vs `sync.RWMutex` write pair", "monitor.RWMonitor", accessWrite, 1.5},
+		} {
+			if r := findRW(rwPairs, t.lock+"/detect="+rwMode, t.access); r != nil {
+				check(t.q, r.CPURatio, true, t.target)
+			}
+		}
+	}
+	if rwMix != nil {
+		for _, name := range []string{"mutex.RWMutex/detect=" + rwMode, "monitor.RWMonitor/detect=" + rwMode} {
+			for _, k := range mixesOf(rwMix) {
+				for _, r := range rwMix.Rows {
+					if r.Lock != name || r.Reads != k.reads || r.Goroutines != k.g {
+						continue
+					}
+					check(fmt.Sprintf("`%s`, %d %% reads, %d goroutine%s: ops/s vs `sync.RWMutex`", name, k.reads, k.g, plural(k.g)), r.Ratio, false, 0.8)
+					check(fmt.Sprintf("`%s`, %d %% reads, %d goroutine%s: CPU/op vs `sync.RWMutex`", name, k.reads, k.g, plural(k.g)), r.CPURatio, true, 1.3)
+				}
+			}
+		}
+	}
 	return out
+}
+
+// findRW returns the rwpairs row of the lock name and access.
+func findRW(sec *section, name, access string) *row {
+	for _, r := range sec.Rows {
+		if r.Lock == name && r.Access == access {
+			return r
+		}
+	}
+	return nil
 }

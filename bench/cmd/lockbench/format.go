@@ -182,6 +182,48 @@ func layout(sec *section) (string, []table) {
 			"ratio is ops/s and cpu ratio CPU-ns/op, each against sync.Mutex at the same goroutine count. " +
 			depthNote + " each critical section takes the monitor once, re-enters it N-1 times, and releases all N holds. " +
 			"The floor lock's waiters only yield, never park.", ts
+	case kindRWPairs:
+		var ts []table
+		for _, access := range []string{accessRead, accessWrite} {
+			t := table{heading: accessHeading(access),
+				header: []string{"", "user", "system", "total", "real", "ns/pair", "min–max", "ratio", "CPU ratio"}}
+			for _, r := range sec.Rows {
+				if r.Access != access {
+					continue
+				}
+				t.rows = append(t.rows, []string{
+					r.Lock,
+					secs(r.UserNs), secs(r.SysNs), secs(r.UserNs + r.SysNs), "(" + secs(r.RealNs) + ")",
+					ns(r.NsPerOp.Median), ns(r.NsPerOp.Min) + "–" + ns(r.NsPerOp.Max), times(r.Ratio), times(r.CPURatio),
+				})
+			}
+			ts = append(ts, t)
+		}
+		return "user, system, total and real are seconds from the round with the median real time; ratio is ns/pair against " +
+			"sync.RWMutex's pair of the same kind, CPU ratio the same for the process's CPU time per pair. " + rwDepthNote +
+			" a read pair by a goroutine that already holds a read lock (holds 1 → 2 → 1), a write pair by one that holds the write lock.", ts
+	case kindRWMix:
+		var ts []table
+		for _, k := range mixesOf(sec) {
+			t := table{heading: fmt.Sprintf("%d %% reads, %d goroutine%s", k.reads, k.g, plural(k.g)),
+				header: []string{"lock", "ops/s", "min–max", "CPU-ns/op", "min–max", "cores", "ratio", "cpu ratio"}}
+			for _, r := range sec.Rows {
+				if r.Reads != k.reads || r.Goroutines != k.g {
+					continue
+				}
+				t.rows = append(t.rows, []string{
+					r.Lock,
+					rate(r.OpsPerSec.Median), rate(r.OpsPerSec.Min) + "–" + rate(r.OpsPerSec.Max),
+					ns(r.CPUNsPerOp.Median), ns(r.CPUNsPerOp.Min) + "–" + ns(r.CPUNsPerOp.Max),
+					fmt.Sprintf("%.2f", r.Cores.Median), times(r.Ratio), times(r.CPURatio),
+				})
+			}
+			ts = append(ts, t)
+		}
+		return "Each operation is a read (RLock, work reading the shared state, RUnlock) or, otherwise, a write (Lock, work updating it, Unlock), " +
+			"drawn from a fixed random sequence per goroutine, the same for every lock. CPU-ns/op is the process's user+system CPU time per operation; " +
+			"ratio is ops/s and cpu ratio CPU-ns/op, each against sync.RWMutex at the same read share and goroutine count. " +
+			rwDepthNote + " each critical section takes the monitor once and re-enters it once, in the same mode.", ts
 	case kindLatency:
 		var ts []table
 		for _, g := range goroutinesOf(sec) {
@@ -236,6 +278,33 @@ func layout(sec *section) (string, []table) {
 			"; vs batch 1 is items/s against the same queue one item at a time.", []table{t}
 	}
 	return "", nil
+}
+
+// rwDepthNote starts the explanation of the read-write depth2 rows.
+const rwDepthNote = "monitor.RWMonitor.depth2 measures a re-entry:"
+
+// accessHeading names the table of an rwpairs section's access.
+func accessHeading(access string) string {
+	if access == accessRead {
+		return "read pairs (RLock/RUnlock)"
+	}
+	return "write pairs (Lock/Unlock)"
+}
+
+// mix is a read share and a goroutine count of the rwmix section.
+type mix struct{ reads, g int }
+
+// mixesOf returns the read shares and goroutine counts of sec's rows, in
+// order.
+func mixesOf(sec *section) []mix {
+	var ms []mix
+	for _, r := range sec.Rows {
+		k := mix{r.Reads, r.Goroutines}
+		if len(ms) == 0 || ms[len(ms)-1] != k {
+			ms = append(ms, k)
+		}
+	}
+	return ms
 }
 
 func goroutinesOf(sec *section) []int {
@@ -303,6 +372,7 @@ var csvHeader = []string{
 	"cores", "ratio", "cpu_ratio", "floor_ratio", "floor_cpu_ratio",
 	"acquire_per_sec", "release_per_sec", "remove_per_sec",
 	"lat_min_ns", "lat_p50_ns", "lat_p90_ns", "lat_p95_ns", "lat_p99_ns", "lat_p99_9_ns", "lat_max_ns", "lat_total_ns", "lat_iterations",
+	"access", "reads_percent",
 }
 
 func writeCSV(w io.Writer, rep *report) error {
@@ -345,6 +415,7 @@ func writeCSV(w io.Writer, rep *report) error {
 			} else {
 				rec = append(rec, make([]string, 9)...)
 			}
+			rec = append(rec, r.Access, opt(r.Reads))
 			if err := cw.Write(rec); err != nil {
 				return err
 			}

@@ -31,7 +31,10 @@
 // (HdrHistogram, with the clock's own overhead subtracted): alone it is
 // the only table, with -workload headline it is added. -workload pool runs
 // Jetty's connection-pool workload and -workload batch the batch-queue
-// workload instead; -format picks text, markdown, json or csv (lockplot
+// workload instead, and -workload rw the read-write locks' tables against
+// sync.RWMutex (uncontended read and write pairs, and read-mostly mixes of
+// 90 % and 99 % reads at each goroutine count); -workload all runs every
+// table. -format picks text, markdown, json or csv (lockplot
 // charts the json). The markdown output is a whole page, BENCHMARKS.md:
 //
 //	go run ./bench/cmd/lockbench -format markdown -workload all -latency > BENCHMARKS.md

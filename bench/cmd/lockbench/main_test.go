@@ -25,7 +25,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 var tiny = []string{
 	"-pairs", "1000", "-nested", "100", "-ops", "400", "-items", "200", "-batches", "1,10",
 	"-rounds", "1", "-warmup", "0", "-goroutines", "1,2",
-	"-locks", "mutex.Mutex/detect=off,monitor.Monitor.depth2/detect=off,spin.TTAS",
+	"-locks", "mutex.Mutex/detect=off,monitor.Monitor.depth2/detect=off,spin.TTAS," +
+		"mutex.RWMutex/detect=cycles,monitor.RWMonitor*/detect=cycles,go-deadlock.RWMutex",
 }
 
 func runArgs(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -50,10 +51,11 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-goroutines", "0"}, `"0" is not a positive integer`},
 		{[]string{"-batches", ""}, `"" is not a positive integer`},
 		{[]string{"-format", "xml"}, "must be one of text, markdown, json, csv"},
-		{[]string{"-workload", "stress"}, "must be one of headline, latency, pool, batch, all"},
+		{[]string{"-workload", "stress"}, "must be one of headline, latency, pool, batch, rw, all"},
 		{[]string{"-locks", "nosuch"}, `no lock matches "nosuch"`},
 		{[]string{"-locks", "["}, "bad lock pattern"},
 		{[]string{"-latency", "-workload", "pool"}, "does not apply to -workload pool"},
+		{[]string{"-latency", "-workload", "rw"}, "does not apply to -workload rw"},
 		{[]string{"-work", "-1ns"}, "must not be negative"},
 		{[]string{"-soak", "-1s"}, "-soak must not be negative"},
 		{[]string{"-nosuchflag"}, "flag provided but not defined: -nosuchflag"},
@@ -82,7 +84,8 @@ func TestHelp(t *testing.T) {
 	assert.Empty(t, stdout)
 	for _, want := range []string{"usage: lockbench", "-pairs", "-goroutines", "-locks", "-rounds", "-warmup", "-latency",
 		"-workload", "-format", "mutex.Mutex/detect=order", "floor.GoidLock",
-		"A .depthN lock is a monitor.Monitor held N-1 times"} {
+		"A .depthN lock is a monitor.Monitor (or monitor.RWMonitor) held N-1 times",
+		"Read-write locks (-workload rw): sync.RWMutex, mutex.RWMutex/detect=off", "go-deadlock.RWMutex"} {
 		assert.Contains(t, stderr, want)
 	}
 }
@@ -107,7 +110,44 @@ func TestBaselinesAlwaysIncluded(t *testing.T) {
 		cfg, err := parseArgs([]string{"-locks", locks}, io.Discard)
 		require.NoError(t, err)
 		assert.Equal(t, []string{"sync.Mutex", "floor.GoidLock", "mutex.Mutex/detect=off"}, bench.Names(cfg.locks), locks)
+		assert.Equal(t, []string{"sync.RWMutex"}, bench.Names(cfg.rwLocks), "%s: the read-write baseline", locks)
 	}
+	// One pattern may select from both catalogues; sync.RWMutex is a row
+	// of each (its write lock as a Mutex, and the read-write baseline).
+	cfg, err := parseArgs([]string{"-locks", "sync.RWMutex,mutex.RWMutex/detect=off"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"sync.Mutex", "floor.GoidLock", "sync.RWMutex"}, bench.Names(cfg.locks))
+	assert.Equal(t, []string{"sync.RWMutex", "mutex.RWMutex/detect=off"}, bench.Names(cfg.rwLocks))
+	cfg, err = parseArgs(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, bench.Names(bench.RWLocks()), bench.Names(cfg.rwLocks), "all by default")
+}
+
+// TestRW: -workload rw measures the read-write locks' read and write
+// pairs and the read-mostly mixes, against sync.RWMutex, and nothing else.
+func TestRW(t *testing.T) {
+	code, stdout, stderr := runArgs(t, append([]string{"-workload", "rw", "-quiet"}, tiny...)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.NotContains(t, stdout, "Uncontended:", "-workload rw runs the read-write tables only")
+	assert.NotContains(t, stdout, "Contended:")
+	pairs := stdout[strings.Index(stdout, "Read-write locks, uncontended: 1,000 RLock/RUnlock pairs, and 1,000 Lock/Unlock pairs"):strings.Index(stdout, "Read-mostly")]
+	mixes := stdout[strings.Index(stdout, "Read-mostly: 400 operations, 90 % or 99 % of them reads"):]
+	read := pairs[strings.Index(pairs, "read pairs (RLock/RUnlock)"):strings.Index(pairs, "write pairs (Lock/Unlock)")]
+	write := pairs[strings.Index(pairs, "write pairs (Lock/Unlock)"):]
+	for _, tbl := range []string{read, write} {
+		assert.Regexp(t, `(?m)^sync\.RWMutex\s+\d+\.\d{6}\s+\d+\.\d{6}\s+\d+\.\d{6}\s+\(\s*\d+\.\d{6}\)\s+\S+\s+\S+\s+1\.00x\s+1\.00x$`, tbl,
+			"sync.RWMutex is the baseline of each pair table")
+		for _, l := range []string{"mutex.RWMutex/detect=cycles", "monitor.RWMonitor/detect=cycles", "monitor.RWMonitor.depth2/detect=cycles", "go-deadlock.RWMutex"} {
+			assert.Contains(t, tbl, l+" ")
+		}
+		assert.NotContains(t, tbl, "mutex.Mutex", "the exclusive locks are not in the read-write tables")
+	}
+	assert.Contains(t, pairs, "monitor.RWMonitor.depth2 measures a re-entry: a read pair by a goroutine that already holds a read lock")
+	for _, h := range []string{"90 % reads, 1 goroutine\n", "90 % reads, 2 goroutines\n", "99 % reads, 1 goroutine\n", "99 % reads, 2 goroutines\n"} {
+		assert.Contains(t, mixes, h)
+	}
+	assert.Regexp(t, `(?m)^sync\.RWMutex\s.*\s1\.00x\s+1\.00x$`, mixes)
+	assert.Contains(t, mixes, "against sync.RWMutex at the same read share and goroutine count")
 }
 
 // TestLatencyAlone: -latency on its own measures the percentile table and
@@ -181,6 +221,35 @@ func TestMarkdown(t *testing.T) {
 	assert.NotContains(t, stdout, "ns/pair", "ratios, not times")
 	assert.Contains(t, stdout, "| :--- |")
 	assert.Contains(t, stdout, "**2 goroutines**")
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(line, "|") {
+			assert.True(t, strings.HasSuffix(line, "|"), "table row %q", line)
+		}
+	}
+}
+
+// TestMarkdownRW: with the read-write tables, the page checks the
+// read-write targets against sync.RWMutex and lays out ratio tables.
+func TestMarkdownRW(t *testing.T) {
+	code, stdout, stderr := runArgs(t, append([]string{"-format", "markdown", "-quiet", "-workload", "rw"}, tiny...)...)
+	require.Equal(t, exitOK, code, stderr)
+	for _, re := range []string{
+		"\\| `mutex.RWMutex` read pair vs `sync.RWMutex` read pair \\| \\d+\\.\\d\\dx \\| ≤ 3.00x \\| (yes|no) \\|",
+		"\\| `monitor.RWMonitor` first read pair vs `sync.RWMutex` read pair \\| \\d+\\.\\d\\dx \\| ≤ 3.00x \\| (yes|no) \\|",
+		"\\| `monitor.RWMonitor` re-entrant read pair \\(depth2\\) vs `sync.RWMutex` read pair \\| \\d+\\.\\d\\dx \\| ≤ 1.50x \\| (yes|no) \\|",
+		"\\| `mutex.RWMutex` write pair vs `sync.RWMutex` write pair \\| \\d+\\.\\d\\dx \\| ≤ 1.50x \\| (yes|no) \\|",
+		"\\| `monitor.RWMonitor` write pair vs `sync.RWMutex` write pair \\| \\d+\\.\\d\\dx \\| ≤ 1.50x \\| (yes|no) \\|",
+		"\\| `mutex.RWMutex/detect=cycles`, 99 % reads, 2 goroutines: ops/s vs `sync.RWMutex` \\| \\d+\\.\\d\\dx \\| ≥ 0.80x \\| (yes|no) \\|",
+		"\\| `monitor.RWMonitor/detect=cycles`, 90 % reads, 1 goroutine: CPU/op vs `sync.RWMutex` \\| \\d+\\.\\d\\dx \\| ≤ 1.30x \\| (yes|no) \\|",
+	} {
+		assert.Regexp(t, re, stdout)
+	}
+	assert.Contains(t, stdout, "**read pairs (RLock/RUnlock)**")
+	assert.Contains(t, stdout, "**write pairs (Lock/Unlock)**")
+	assert.Contains(t, stdout, "| lock | vs sync.RWMutex | range | real time vs sync.RWMutex |")
+	assert.Contains(t, stdout, "| `sync.RWMutex` | 1.00x |")
+	assert.Contains(t, stdout, "**99 % reads, 2 goroutines**")
+	assert.Contains(t, stdout, "| lock | ops/s vs sync.RWMutex | range | CPU/op vs sync.RWMutex | range | cores |")
 	for _, line := range strings.Split(stdout, "\n") {
 		if strings.HasPrefix(line, "|") {
 			assert.True(t, strings.HasSuffix(line, "|"), "table row %q", line)
@@ -263,8 +332,8 @@ func TestCSV(t *testing.T) {
 		assert.Equal(t, strconv.Itoa(runtime.NumCPU()), r[col["num_cpu"]])
 		assert.NotEmpty(t, r[col["library_version"]])
 	}
-	for _, k := range []string{kindPairs, kindNested, kindContended, kindPool, kindBatch} {
-		assert.True(t, seen[k], "section %s in the CSV", k)
+	for _, k := range []string{kindPairs, kindNested, kindContended, kindPool, kindBatch, kindRWPairs, kindRWMix} {
+		assert.True(t, seen[k], "section %s in the CSV (-workload all)", k)
 	}
 }
 
@@ -290,6 +359,69 @@ func TestWorkloads(t *testing.T) {
 	assert.Contains(t, stdout, "batchqueue/monitor.Monitor/detect=off")
 }
 
+// TestRWJSONAndCSV: the read-write sections in the machine-readable
+// outputs: each row says its access or its read share, and the ratios
+// are against sync.RWMutex's row of the same kind.
+func TestRWJSONAndCSV(t *testing.T) {
+	code, stdout, stderr := runArgs(t, append([]string{"-format", "json", "-quiet", "-workload", "rw"}, tiny...)...)
+	require.Equal(t, exitOK, code, stderr)
+	var rep report
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	require.Len(t, rep.Sections, 2)
+	pairs, mixes := rep.Sections[0], rep.Sections[1]
+	assert.Equal(t, kindRWPairs, pairs.Kind)
+	assert.Equal(t, kindRWMix, mixes.Kind)
+	// sync.RWMutex and the four chosen read-write locks, read then write.
+	require.Len(t, pairs.Rows, 10)
+	for i, r := range pairs.Rows {
+		want := accessRead
+		if i >= 5 {
+			want = accessWrite
+		}
+		assert.Equal(t, want, r.Access, r.Lock)
+		assert.EqualValues(t, 1000, r.Ops)
+		assert.Positive(t, r.CPURatio, r.Lock)
+	}
+	assert.Equal(t, "sync.RWMutex", pairs.Rows[0].Lock)
+	assert.Equal(t, "sync.RWMutex", pairs.Rows[5].Lock)
+	assert.InDelta(t, 1, pairs.Rows[0].Ratio, 1e-9)
+	assert.InDelta(t, 1, pairs.Rows[5].Ratio, 1e-9)
+	assert.InDelta(t, pairs.Rows[1].NsPerOp.Median/pairs.Rows[0].NsPerOp.Median, pairs.Rows[1].Ratio, 1e-9, "read against read")
+	assert.InDelta(t, pairs.Rows[6].NsPerOp.Median/pairs.Rows[5].NsPerOp.Median, pairs.Rows[6].Ratio, 1e-9, "write against write")
+	require.Len(t, mixes.Rows, 2*2*5, "2 read shares, 2 goroutine counts, 5 locks")
+	for _, r := range mixes.Rows {
+		assert.Contains(t, []int{90, 99}, r.Reads, r.Lock)
+		assert.Contains(t, []int{1, 2}, r.Goroutines, r.Lock)
+		assert.Positive(t, r.Ratio, r.Lock)
+		if r.Lock == "sync.RWMutex" {
+			assert.InDelta(t, 1, r.Ratio, 1e-9)
+			assert.InDelta(t, 1, r.CPURatio, 1e-9)
+		}
+	}
+
+	code, stdout, stderr = runArgs(t, append([]string{"-format", "csv", "-quiet", "-workload", "rw"}, tiny...)...)
+	require.Equal(t, exitOK, code, stderr)
+	recs, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	require.NoError(t, err)
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	require.Len(t, recs, 1+10+20)
+	for _, r := range recs[1:] {
+		switch r[col["section"]] {
+		case kindRWPairs:
+			assert.Contains(t, []string{"read", "write"}, r[col["access"]])
+			assert.Empty(t, r[col["reads_percent"]])
+		case kindRWMix:
+			assert.Contains(t, []string{"90", "99"}, r[col["reads_percent"]])
+			assert.Empty(t, r[col["access"]])
+		default:
+			t.Errorf("unexpected section %q", r[col["section"]])
+		}
+	}
+}
+
 func TestStatOf(t *testing.T) {
 	assert.Equal(t, stat{Median: 2, Min: 1, Max: 3}, statOf([]float64{3, 1, 2}))
 	assert.Equal(t, stat{Median: 2.5, Min: 1, Max: 4}, statOf([]float64{4, 1, 3, 2}))
@@ -310,19 +442,29 @@ func TestFormatting(t *testing.T) {
 	assert.Equal(t, "  0.012896", secs(12896000))
 }
 
-// TestSoak runs a short soak: every detect mode, then mode switches,
-// every primitive, no anomalies, exit status 0, and the counts on stdout.
+// TestSoak runs a short soak: every detect mode, then mode switches, then
+// the bubble phases, every primitive, no anomalies, exit status 0, and the
+// counts on stdout.
 func TestSoak(t *testing.T) {
-	code, stdout, stderr := runArgs(t, "-soak", "400ms")
+	code, stdout, stderr := runArgs(t, "-soak", "600ms")
 	require.Equal(t, exitOK, code, "stderr:\n%s\nstdout:\n%s", stderr, stdout)
 	for _, mode := range []string{"mode off", "mode cycles", "mode order"} {
 		assert.Contains(t, stdout, "stress: "+mode)
 	}
-	for _, prim := range []string{"mutex.Mutex", "monitor.Monitor", "condvar.Cond(*sync.Mutex)", "condvar.Cond(*mutex.Mutex)", "condvar.Cond(*monitor.Monitor)"} {
+	for _, prim := range []string{"mutex.Mutex", "monitor.Monitor", "condvar.Cond(*sync.Mutex)", "condvar.Cond(*mutex.Mutex)", "condvar.Cond(*monitor.Monitor)",
+		"mutex.RWMutex", "monitor.RWMonitor"} {
 		assert.Contains(t, stdout, prim)
 	}
 	assert.Contains(t, stdout, ", 0 anomalies")
-	assert.Contains(t, stderr, "soak: 100ms in detect mode order")
-	assert.Contains(t, stderr, "soak: 100ms switching detect modes while locks are held")
+	assert.Contains(t, stderr, "soak: 100ms in detect mode order\n")
+	assert.Contains(t, stderr, "soak: 100ms switching detect modes while locks are held\n")
 	assert.Contains(t, stdout, "switched between off, cycles and order")
+	if bubblesSupported {
+		assert.Contains(t, stderr, "soak: 100ms in detect mode order, with locks shared across synctest bubbles\n")
+		assert.Contains(t, stderr, "soak: 100ms switching detect modes while locks are held, with locks shared across synctest bubbles\n")
+		assert.Equal(t, 2, strings.Count(stdout, "bubbles: locks shared by goroutines outside any bubble and those of two synctest bubbles\nstress: "))
+		assert.NotContains(t, stdout, "PASS", "the bubble runner's output stays out of the results")
+	} else {
+		assert.Contains(t, stderr, "the synctest bubble phases need go1.25")
+	}
 }

@@ -43,7 +43,18 @@ const (
 	kindLatency   = "latency"
 	kindPool      = "pool"
 	kindBatch     = "batch"
+	kindRWPairs   = "rwpairs" // read-write locks: read and write pairs
+	kindRWMix     = "rwmix"   // read-write locks: read-mostly mixes
 )
+
+// Access values of the rwpairs rows.
+const (
+	accessRead  = "read"
+	accessWrite = "write"
+)
+
+// rwReadPercents are the read shares of the read-mostly mixes.
+var rwReadPercents = []int{90, 99}
 
 // section is one table.
 type section struct {
@@ -85,8 +96,14 @@ type row struct {
 	Lock       string `json:"lock"`
 	Goroutines int    `json:"goroutines,omitempty"`
 	Batch      int    `json:"batch,omitempty"`
-	Ops        int64  `json:"ops"`
-	Rounds     int    `json:"rounds"`
+	// Access, in the rwpairs section, is "read" (RLock/RUnlock pairs) or
+	// "write" (Lock/Unlock pairs).
+	Access string `json:"access,omitempty"`
+	// Reads, in the rwmix section, is the percentage of operations that
+	// are reads.
+	Reads  int   `json:"reads_percent,omitempty"`
+	Ops    int64 `json:"ops"`
+	Rounds int   `json:"rounds"`
 
 	// From the round with the median real time (Benchmark.bm's columns).
 	UserNs int64 `json:"user_ns"`
@@ -97,9 +114,9 @@ type row struct {
 	OpsPerSec  stat    `json:"ops_per_sec"`
 	CPUNsPerOp stat    `json:"cpu_ns_per_op"`
 	Cores      stat    `json:"cores"`
-	Ratio      float64 `json:"ratio,omitempty"`       // see section writers: vs sync.Mutex, or vs batch 1
+	Ratio      float64 `json:"ratio,omitempty"`       // see section writers: vs sync.Mutex (sync.RWMutex for rw sections), or vs batch 1
 	FloorRatio float64 `json:"floor_ratio,omitempty"` // pairs and nested: ns/op vs the floor lock
-	CPURatio   float64 `json:"cpu_ratio,omitempty"`   // CPU-ns/op vs sync.Mutex
+	CPURatio   float64 `json:"cpu_ratio,omitempty"`   // CPU-ns/op vs sync.Mutex (sync.RWMutex for rw sections)
 	// FloorCPURatio (pairs and nested) is CPU-ns/op against the floor
 	// lock: the figure the uncontended targets are read from, see
 	// simpleSection.
@@ -148,11 +165,13 @@ type sample struct {
 
 // cell is one measurement: a lock (or queue) under one set of parameters.
 type cell struct {
-	name  string
-	g     int
-	batch int
-	setup func() (restore func())
-	run   func() (sample, error)
+	name   string
+	g      int
+	batch  int
+	access string
+	reads  int
+	setup  func() (restore func())
+	run    func() (sample, error)
 }
 
 // runCells measures every cell in warmup+rounds passes, visiting the
@@ -183,7 +202,7 @@ func runCells(cfg config, p *progress, title string, cells []cell) ([][]sample, 
 
 // rowOf summarises a cell's samples.
 func rowOf(c cell, ss []sample) *row {
-	r := &row{Lock: c.name, Goroutines: c.g, Batch: c.batch, Rounds: len(ss)}
+	r := &row{Lock: c.name, Goroutines: c.g, Batch: c.batch, Access: c.access, Reads: c.reads, Rounds: len(ss)}
 	var ns, ops, cpu, cores []float64
 	for _, s := range ss {
 		ns = append(ns, s.res.NsPerOp())
@@ -252,6 +271,8 @@ func measure(cfg config, p *progress) (*report, error) {
 		{(headline || cfg.workload == "latency") && cfg.latency, latencySection},
 		{cfg.workload == "pool" || cfg.workload == "all", poolSection},
 		{cfg.workload == "batch" || cfg.workload == "all", batchSection},
+		{cfg.workload == "rw" || cfg.workload == "all", rwPairsSection},
+		{cfg.workload == "rw" || cfg.workload == "all", rwMixSection},
 	}
 	for _, s := range steps {
 		if !s.on {
@@ -444,6 +465,86 @@ func batchSection(cfg config, p *progress, _, _ bench.Work) (*section, error) {
 	for _, r := range sec.Rows {
 		if b := one[r.Lock]; b != nil {
 			r.Ratio = ratio(r.OpsPerSec.Median, b.OpsPerSec.Median)
+		}
+	}
+	return sec, nil
+}
+
+// rwPairsSection measures the read-write locks' uncontended read pairs,
+// then their write pairs; ratios are against sync.RWMutex's pair of the
+// same access (the first row of each), as simpleSection's are against
+// sync.Mutex.
+func rwPairsSection(cfg config, p *progress, _, _ bench.Work) (*section, error) {
+	var cells []cell
+	for _, access := range []string{accessRead, accessWrite} {
+		run := bench.ReadPairs
+		if access == accessWrite {
+			run = bench.WritePairs
+		}
+		for _, l := range cfg.rwLocks {
+			cells = append(cells, cell{name: l.Name, access: access, setup: l.Configure, run: func() (sample, error) {
+				return sample{res: run(l, cfg.pairs)}, nil
+			}})
+		}
+	}
+	title := fmt.Sprintf("Read-write locks, uncontended: %s RLock/RUnlock pairs, and %s Lock/Unlock pairs", count(cfg.pairs), count(cfg.pairs))
+	samples, err := runCells(cfg, p, title, cells)
+	if err != nil {
+		return nil, err
+	}
+	sec := &section{Kind: kindRWPairs, Title: title, Ops: cfg.pairs}
+	base := map[string]*row{}
+	for i, c := range cells {
+		r := rowOf(c, samples[i])
+		sec.Rows = append(sec.Rows, r)
+		if _, ok := base[c.access]; !ok {
+			base[c.access] = r
+		}
+	}
+	for _, r := range sec.Rows {
+		b := base[r.Access]
+		r.Ratio = ratio(r.NsPerOp.Median, b.NsPerOp.Median)
+		r.CPURatio = ratio(r.CPUNsPerOp.Median, b.CPUNsPerOp.Median)
+	}
+	return sec, nil
+}
+
+// rwMixSection measures the read-mostly mixes on the read-write locks at
+// each goroutine count; ratios are against sync.RWMutex at the same read
+// share and goroutine count.
+func rwMixSection(cfg config, p *progress, inside, outside bench.Work) (*section, error) {
+	var cells []cell
+	for _, reads := range rwReadPercents {
+		for _, g := range cfg.goroutines {
+			for _, l := range cfg.rwLocks {
+				ld := bench.RWLoad{Goroutines: g, Ops: cfg.ops, ReadPercent: reads, Inside: inside, Outside: outside}
+				cells = append(cells, cell{name: l.Name, g: g, reads: reads, setup: l.Configure, run: func() (sample, error) {
+					r, err := bench.RWMix(l, ld)
+					return sample{res: r}, err
+				}})
+			}
+		}
+	}
+	title := fmt.Sprintf("Read-mostly: %s operations, 90 %% or 99 %% of them reads, critical sections of ~%v work, ~%v between, shared by G goroutines",
+		count(cfg.ops), cfg.inside, cfg.outside)
+	samples, err := runCells(cfg, p, title, cells)
+	if err != nil {
+		return nil, err
+	}
+	sec := &section{Kind: kindRWMix, Title: title, Ops: cfg.ops}
+	type key struct{ reads, g int }
+	base := map[key]*row{}
+	for i, c := range cells {
+		r := rowOf(c, samples[i])
+		sec.Rows = append(sec.Rows, r)
+		if c.name == bench.RWLocks()[0].Name {
+			base[key{c.reads, c.g}] = r
+		}
+	}
+	for _, r := range sec.Rows {
+		if b := base[key{r.Reads, r.Goroutines}]; b != nil {
+			r.Ratio = ratio(r.OpsPerSec.Median, b.OpsPerSec.Median)
+			r.CPURatio = ratio(r.CPUNsPerOp.Median, b.CPUNsPerOp.Median)
 		}
 	}
 	return sec, nil

@@ -29,7 +29,8 @@ type config struct {
 	items      int
 	goroutines []int
 	batches    []int
-	locks      []bench.Lock
+	locks      []bench.Lock // exclusive locks (bench.Locks)
+	rwLocks    []bench.Lock // read-write locks (bench.RWLocks)
 	rounds     int
 	warmup     int
 	latency    bool
@@ -43,7 +44,7 @@ type config struct {
 }
 
 var (
-	workloads = []string{"headline", "latency", "pool", "batch", "all"}
+	workloads = []string{"headline", "latency", "pool", "batch", "rw", "all"}
 	formats   = []string{"text", "markdown", "json", "csv"}
 )
 
@@ -105,9 +106,10 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
 		fmt.Fprintf(stderr, "\nLocks: %s\n", strings.Join(bench.Names(bench.Locks()), ", "))
-		fmt.Fprintf(stderr, "\nA .depthN lock is a monitor.Monitor held N-1 times before each measured Lock: in the\n"+
-			"uncontended table a re-entry pair at depth N, in the contended ones a critical section that\n"+
-			"takes the monitor and re-enters it N-1 times.\n")
+		fmt.Fprintf(stderr, "\nRead-write locks (-workload rw): %s\n", strings.Join(bench.Names(bench.RWLocks()), ", "))
+		fmt.Fprintf(stderr, "\nA .depthN lock is a monitor.Monitor (or monitor.RWMonitor) held N-1 times before each measured\n"+
+			"Lock (or RLock): in the uncontended tables a re-entry pair at depth N, in the contended ones a\n"+
+			"critical section that takes the monitor and re-enters it N-1 times.\n")
 	}
 	var locks string
 	fs.IntVar(&cfg.pairs, "pairs", 1000000, "`N` uncontended Lock/Unlock pairs per round")
@@ -124,13 +126,15 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		"(-workload latency); with -workload headline or all, added to it")
 	fs.Var(choice{&cfg.workload, workloads}, "workload", "`workload` to run: "+strings.Join(workloads, ", ")+
 		"; headline is the uncontended, nested and contended tables, latency the\n"+
-		"lock-acquire percentiles, pool Jetty's connection-pool workload, batch the batch-queue workload")
+		"lock-acquire percentiles, pool Jetty's connection-pool workload, batch the batch-queue workload,\n"+
+		"rw the read-write locks' read and write pairs and read-mostly mixes (90 % and 99 % reads)")
 	fs.Var(choice{&cfg.format, formats}, "format", "output `format`: "+strings.Join(formats, ", "))
 	fs.DurationVar(&cfg.inside, "work", bench.DefaultInside, "work inside each contended critical section")
 	fs.DurationVar(&cfg.outside, "outside", bench.DefaultOutside, "work between a goroutine's critical sections")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "no progress on stderr")
-	fs.DurationVar(&cfg.soak, "soak", 0, "instead of measuring, run the stress mix of every primitive for `duration`, a quarter in each\n"+
-		"detect mode and a quarter switching modes while locks are held, and print operations per primitive and anomalies (exit status 1 if any)")
+	fs.DurationVar(&cfg.soak, "soak", 0, "instead of measuring, run the stress mix of every primitive for `duration`, a sixth in each\n"+
+		"detect mode, one switching modes while locks are held, and two with locks shared across testing/synctest bubbles\n"+
+		"(Order mode, and switching; go1.25 or later), and print operations per primitive and anomalies (exit status 1 if any)")
 	fail := func(format string, a ...any) (config, error) {
 		err := fmt.Errorf(format, a...)
 		fmt.Fprintf(stderr, "%s\nlockbench: %v\n", shortUsage, err)
@@ -173,28 +177,31 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	if cfg.soak < 0 {
 		return fail("-soak must not be negative")
 	}
-	all := bench.Locks()
-	cfg.locks = all
+	all, rwAll := bench.Locks(), bench.RWLocks()
+	cfg.locks, cfg.rwLocks = all, rwAll
 	if locks != "" {
-		sel, err := bench.Select(all, strings.Split(locks, ","))
+		// One selection over both catalogues, so that a pattern has to
+		// match a lock in either; "sync.RWMutex" names a row in each.
+		sel, err := bench.Select(append(slices.Clone(all), rwAll...), strings.Split(locks, ","))
 		if err != nil {
 			return fail("-locks: %v", err)
 		}
-		cfg.locks = withBaselines(all, sel)
+		cfg.locks, cfg.rwLocks = withBaselines(all, sel, 2), withBaselines(rwAll, sel, 1)
 	}
-	if cfg.latency && (cfg.workload == "pool" || cfg.workload == "batch") {
+	if cfg.latency && (cfg.workload == "pool" || cfg.workload == "batch" || cfg.workload == "rw") {
 		return fail("-latency measures the headline's contended locks; it does not apply to -workload %s", cfg.workload)
 	}
 	return cfg, nil
 }
 
 // withBaselines returns the locks of all that are in sel or are one of the
-// baselines every ratio is taken against (sync.Mutex and the floor lock,
-// the first two of all), in all's order.
-func withBaselines(all, sel []bench.Lock) []bench.Lock {
+// baselines every ratio is taken against, the first n of all (sync.Mutex
+// and the floor lock for bench.Locks, sync.RWMutex for bench.RWLocks), in
+// all's order.
+func withBaselines(all, sel []bench.Lock, n int) []bench.Lock {
 	var out []bench.Lock
 	for i, l := range all {
-		if i < 2 || slices.ContainsFunc(sel, func(s bench.Lock) bool { return s.Name == l.Name }) {
+		if i < n || slices.ContainsFunc(sel, func(s bench.Lock) bool { return s.Name == l.Name && s.RW() == l.RW() }) {
 			out = append(out, l)
 		}
 	}

@@ -4,42 +4,83 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
+	"slices"
 	"time"
 
 	"github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/stress"
 )
 
-// soakPhases are the phases of a soak, each run for an equal share of its
-// time: one per detect mode, then one that keeps switching the mode
-// between Off, Cycles and Order while locks are held (stress.Config's
-// SwitchModes, over Cycles).
-var soakPhases = []stress.Config{
-	{Mode: detect.Off},
-	{Mode: detect.Cycles},
-	{Mode: detect.Order},
-	{Mode: detect.Cycles, SwitchModes: true},
+// soakPhase is one phase of a soak.
+type soakPhase struct {
+	cfg stress.Config
+	// bubbles adds the workload that shares locks between goroutines
+	// outside any testing/synctest bubble and those of two bubbles
+	// (stress.Config.Bubble; see runWithBubbles).
+	bubbles bool
 }
 
-// soak runs the stress mix (internal/stress) for cfg.soak, a quarter of
-// the time in each of soakPhases, prints each phase's result and a total,
-// and returns exitError if any anomaly was found.
+func (p soakPhase) String() string {
+	what := fmt.Sprintf("in detect mode %v", p.cfg.Mode)
+	if p.cfg.SwitchModes {
+		what = "switching detect modes while locks are held"
+	}
+	if p.bubbles {
+		what += ", with locks shared across synctest bubbles"
+	}
+	return what
+}
+
+// soakPhases are the phases of a soak, each run for an equal share of its
+// time: one per detect mode, one that keeps switching the mode between
+// Off, Cycles and Order while locks are held (stress.Config's
+// SwitchModes, over Cycles), and two with the bubble workload: in Order
+// mode (whose wait-timeout watchdog must not be captured by a bubble) and
+// switching modes.
+var soakPhases = []soakPhase{
+	{cfg: stress.Config{Mode: detect.Off}},
+	{cfg: stress.Config{Mode: detect.Cycles}},
+	{cfg: stress.Config{Mode: detect.Order}},
+	{cfg: stress.Config{Mode: detect.Cycles, SwitchModes: true}},
+	{cfg: stress.Config{Mode: detect.Order}, bubbles: true},
+	{cfg: stress.Config{Mode: detect.Cycles, SwitchModes: true}, bubbles: true},
+}
+
+// soak runs the stress mix (internal/stress) for cfg.soak, an equal share
+// of the time in each of soakPhases, prints each phase's result and a
+// total, and returns exitError if any anomaly was found. A build without
+// testing/synctest (before go1.25) skips the bubble phases and says so.
 func soak(cfg config, stdout, stderr io.Writer) int {
-	each := cfg.soak / time.Duration(len(soakPhases))
+	phases := soakPhases
+	if !bubblesSupported {
+		fmt.Fprintf(stderr, "lockbench: soak: the synctest bubble phases need go1.25; this is %s: skipped\n", runtime.Version())
+		phases = slices.DeleteFunc(slices.Clone(phases), func(p soakPhase) bool { return p.bubbles })
+	}
+	each := cfg.soak / time.Duration(len(phases))
 	var ops, anomalies int64
-	for _, phase := range soakPhases {
+	for _, phase := range phases {
 		if !cfg.quiet {
-			what := fmt.Sprintf("in detect mode %v", phase.Mode)
-			if phase.SwitchModes {
-				what = "switching detect modes while locks are held"
-			}
-			fmt.Fprintf(stderr, "lockbench: soak: %v %s\n", each.Round(time.Millisecond), what)
+			fmt.Fprintf(stderr, "lockbench: soak: %v %s\n", each.Round(time.Millisecond), phase)
 		}
-		phase.Duration = each
-		res, err := stress.Run(context.Background(), phase)
+		pc := phase.cfg
+		pc.Duration = each
+		var (
+			res stress.Result
+			out string
+			err error
+		)
+		if phase.bubbles {
+			res, out, err = runWithBubbles(context.Background(), pc)
+		} else {
+			res, err = stress.Run(context.Background(), pc)
+		}
 		if err != nil {
-			fmt.Fprintf(stderr, "lockbench: soak: %v\n", err)
+			fmt.Fprintf(stderr, "lockbench: soak: %s: %v\n%s", phase, err, out)
 			return exitError
+		}
+		if phase.bubbles {
+			fmt.Fprintln(stdout, "bubbles: locks shared by goroutines outside any bubble and those of two synctest bubbles")
 		}
 		fmt.Fprint(stdout, res.String())
 		fmt.Fprintln(stdout)

@@ -6,6 +6,11 @@
 //	go run ./bench/cmd/lockbench -format json > results.json
 //	go run ./bench/cmd/lockplot -o contended.svg results.json
 //
+// With -reads 90 (or 99) it draws the read-write locks' read-mostly mix
+// at that read share instead (lockbench -workload rw or all):
+//
+//	go run ./bench/cmd/lockplot -reads 90 -o rwmix90.svg results.json
+//
 // With no file argument it reads the JSON from stdin. It is a program of
 // its own so that lockbench, the repository's first command, does not
 // compile gonum/plot: that is most of a first build's time.
@@ -49,6 +54,7 @@ type (
 	row struct {
 		Lock       string `json:"lock"`
 		Goroutines int    `json:"goroutines"`
+		Reads      int    `json:"reads_percent"`
 		OpsPerSec  stat   `json:"ops_per_sec"`
 		CPUNsPerOp stat   `json:"cpu_ns_per_op"`
 	}
@@ -57,8 +63,12 @@ type (
 	}
 )
 
-// kindContended is the Kind of lockbench's contended section.
-const kindContended = "contended"
+// The Kinds of lockbench's sections that the chart draws: the contended
+// table, and the read-write locks' read-mostly mixes.
+const (
+	kindContended = "contended"
+	kindRWMix     = "rwmix"
+)
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stderr)) }
 
@@ -66,8 +76,9 @@ func run(args []string, stdin io.Reader, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lockplot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("o", "contended.svg", "write the chart to `FILE.svg`")
+	reads := fs.Int("reads", 0, "chart the read-write locks' read-mostly mix with `PERCENT` reads (90 or 99) instead of the contended table")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: lockbench -format json | lockplot [-o FILE.svg] [results.json]")
+		fmt.Fprintln(stderr, "usage: lockbench -format json | lockplot [-o FILE.svg] [-reads PERCENT] [results.json]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -90,27 +101,39 @@ func run(args []string, stdin io.Reader, stderr io.Writer) int {
 		defer f.Close()
 		in = f
 	}
-	if err := plotFile(*out, in); err != nil {
+	if err := plotFile(*out, in, *reads); err != nil {
 		fmt.Fprintf(stderr, "lockplot: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-// plotFile reads a lockbench JSON report from in and writes the chart of
-// its contended section to the file name.
-func plotFile(name string, in io.Reader) error {
+// plotFile reads a lockbench JSON report from in and writes to the file
+// name the chart of its contended section or, if reads is not 0, of its
+// read-mostly mix with that percentage of reads.
+func plotFile(name string, in io.Reader, reads int) error {
 	var rep report
 	if err := json.NewDecoder(in).Decode(&rep); err != nil {
 		return fmt.Errorf("reading lockbench's JSON: %w", err)
 	}
 	var sec *section
 	for _, s := range rep.Sections {
-		if s.Kind == kindContended {
+		switch {
+		case reads == 0 && s.Kind == kindContended:
 			sec = s
+		case reads != 0 && s.Kind == kindRWMix:
+			sec = &section{Kind: s.Kind}
+			for _, r := range s.Rows {
+				if r.Reads == reads {
+					sec.Rows = append(sec.Rows, r)
+				}
+			}
 		}
 	}
 	if sec == nil || len(sec.Rows) == 0 {
+		if reads != 0 {
+			return fmt.Errorf("no read-mostly results with %d %% reads to plot (lockbench -workload rw or all has them, at 90 and 99 %%)", reads)
+		}
 		return errors.New("no contended results to plot (lockbench -workload headline or all has them)")
 	}
 	// The goroutine axis is logarithmic, over at least two counts.
@@ -118,7 +141,11 @@ func plotFile(name string, in io.Reader) error {
 	if len(gs) < 2 || slices.Min(gs) < 1 {
 		return fmt.Errorf("goroutine counts %v: the chart needs two or more, all positive (lockbench -goroutines)", gs)
 	}
-	svg, err := chart(sec, fmt.Sprintf("%s, %s, %d CPUs", rep.Env.GoVersion, rep.Env.CPU, rep.Env.NumCPU))
+	subtitle := fmt.Sprintf("%s, %s, %d CPUs", rep.Env.GoVersion, rep.Env.CPU, rep.Env.NumCPU)
+	if reads != 0 {
+		subtitle = fmt.Sprintf("%d %% reads; %s", reads, subtitle)
+	}
+	svg, err := chart(sec, subtitle)
 	if err != nil {
 		return err
 	}
@@ -189,8 +216,12 @@ func chart(sec *section, subtitle string) (*vgsvg.Canvas, error) {
 		p.Add(plotter.NewGrid())
 		return p
 	}
-	top := newPlot("Throughput ("+subtitle+")", "million critical sections per second")
-	bottom := newPlot("CPU time per critical section (user+system, all cores)", "CPU-ns/op")
+	unit := "critical section"
+	if sec.Kind == kindRWMix {
+		unit = "operation" // a read or a write critical section
+	}
+	top := newPlot("Throughput ("+subtitle+")", "million "+unit+"s per second")
+	bottom := newPlot("CPU time per "+unit+" (user+system, all cores)", "CPU-ns/op")
 	legend := plot.NewLegend()
 	legend.TextStyle.Font.Typeface, legend.TextStyle.Font.Variant = chartFont.Typeface, chartFont.Variant
 	legend.Top, legend.Left = true, true

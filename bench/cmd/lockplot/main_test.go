@@ -74,6 +74,36 @@ func TestChartOfLockbenchRun(t *testing.T) {
 	check(fromFile)
 }
 
+// TestChartOfRWMix: -reads charts the read-mostly mix at that read
+// share, one line per read-write lock.
+func TestChartOfRWMix(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	require.NoError(t, err, "the go command")
+	cmd := exec.Command(goCmd, "run", "../lockbench", "-format", "json", "-quiet", "-workload", "rw",
+		"-pairs", "1000", "-ops", "400", "-rounds", "1", "-warmup", "0",
+		"-goroutines", "1,2", "-locks", "mutex.RWMutex/detect=off,monitor.RWMonitor/detect=off")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	report, err := cmd.Output()
+	require.NoError(t, err, "lockbench: %s", errb.String())
+	for _, reads := range []string{"90", "99"} {
+		file := filepath.Join(t.TempDir(), "rw.svg")
+		code, stderr := plotArgs(t, report, "-o", file, "-reads", reads)
+		require.Zero(t, code, stderr)
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		svg := string(b)
+		for _, want := range []string{"sync.RWMutex", "mutex.RWMutex/detect=off", "monitor.RWMonitor/detect=off",
+			reads + " % reads", "million operations per second", "CPU time per operation"} {
+			assert.Contains(t, svg, want)
+		}
+		assert.NotContains(t, svg, "critical section")
+	}
+	code, stderr := plotArgs(t, report, "-o", filepath.Join(t.TempDir(), "c.svg"))
+	assert.Equal(t, 1, code, "no contended table in a -workload rw run")
+	assert.Contains(t, stderr, "no contended results")
+}
+
 func TestErrors(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "c.svg")
@@ -86,6 +116,8 @@ func TestErrors(t *testing.T) {
 	}{
 		{"not JSON", "tables", []string{"-o", out}, 1, "reading lockbench's JSON"},
 		{"no contended section", `{"sections":[{"kind":"pairs","rows":[]}]}`, []string{"-o", out}, 1, "no contended results"},
+		{"no mix at that read share", `{"sections":[{"kind":"rwmix","rows":[{"lock":"l","goroutines":1,"reads_percent":90}]}]}`,
+			[]string{"-o", out, "-reads", "50"}, 1, "no read-mostly results with 50 % reads"},
 		{"missing input file", "", []string{"-o", out, filepath.Join(dir, "none.json")}, 1, "no such file"},
 		{"two inputs", "", []string{"a.json", "b.json"}, 2, "usage: lockbench -format json | lockplot"},
 		{"bad flag", "", []string{"-x"}, 2, "flag provided but not defined"},

@@ -1,0 +1,840 @@
+package detectdiff_test
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sasha-s/go-deadlock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/monitor"
+	"github.com/locksmith-go/locksmith/mutex"
+)
+
+// The read-write side of the differential test: go-deadlock's scenarios
+// that use its RWMutex, run on mutex.RWMutex and monitor.RWMonitor (their
+// go-deadlock side is the original, shared with differential_test.go's
+// exclusive-lock ports), and the read-write cases beyond its suite:
+// recursive read locking with and without a writer queued, the
+// read-to-write upgrade, the writer-preference cycle, read-only sharing
+// and inversions between read and write sides.
+//
+// Where the detectors disagree by design, the scenario asserts our
+// documented behaviour and its comment says why. Two disagreements run
+// through the table: go-deadlock treats RLock as Lock for lock order, so
+// it reports read-only sharing, which cannot deadlock while no writer
+// exists; and monitor.RWMonitor lets a reader re-enter, also past a
+// queued writer, so a recursive RLock is no deadlock on it.
+//
+// Order mode's read rule. The scenarios marked "[read rule]" depend on
+// how Order mode orders read acquisitions: a read adds edges like a
+// write, and a cycle is reported when at every lock in it the holding or
+// the acquiring side is a write or the lock has been write-locked
+// somewhere; a read-only cycle whose lock is write-locked after the cycle
+// formed is reported then or at the next acquisition along the cycle,
+// once in all. Those that pass only under that rule are in
+// TestDifferentialRWOrder; ReadOnlySharing and ReadCycleOneLockWriteLocked,
+// which the rule must keep silent, are in TestDifferentialGoDeadlockRW.
+
+// TestDifferentialGoDeadlockRW runs the read-write scenarios that hold
+// whatever rule Order mode applies to read acquisitions.
+func TestDifferentialGoDeadlockRW(t *testing.T) { runDifferentials(t, rwDifferentials) }
+
+// TestDifferentialRWOrder runs the [read rule] inversions: each is
+// reported only if Order mode orders read acquisitions (see above).
+func TestDifferentialRWOrder(t *testing.T) { runDifferentials(t, rwOrderDifferentials) }
+
+var rwDifferentials = []differential{
+	{
+		name: "RWNoDeadlocks", origin: "deadlock_test.go TestNoDeadlocks",
+		theirs: gdNoDeadlocks, ours: lsRWNoDeadlocks, wantTheirs: 0, wantOurs: 0,
+	},
+	{
+		name: "RWTryLockNoDeadlocks", origin: "trylock_test.go TestTryLockNoDeadlocks",
+		theirs: gdTryLockNoDeadlocks, ours: lsRWTryLockNoDeadlocks, wantTheirs: 0, wantOurs: 0,
+	},
+	{
+		// A TryLock cannot block, so holding a while trying b is no
+		// a -> b dependency, and b then R(a) is no inversion; go-deadlock
+		// records the TryLocks' order and reports.
+		name: "RWTryLockOrder", origin: "trylock_test.go TestTryLockOrder",
+		theirs: gdTryLockOrder, ours: lsRWTryLockOrder, wantTheirs: 1, wantOurs: 0,
+	},
+	{
+		name: "RWMutex", origin: "deadlock_test.go TestRWMutex", real: true,
+		theirs: gdTwoWaiters(false), ours: lsRWTwoWaiters(false), wantTheirs: 2, wantOurs: 2,
+	},
+	{
+		name: "RWMutexTryLock", origin: "trylock_test.go TestRWMutexTryLock", real: true,
+		theirs: gdTwoWaiters(true), ours: lsRWTwoWaiters(true), wantTheirs: 2, wantOurs: 2,
+	},
+	{
+		name: "RWStarvedRLockMultipleReaders", origin: "deadlock_test.go TestStarvedRLockMultipleReaders", real: true,
+		theirs: gdStarved, ours: lsRWStarved, wantTheirs: 2, wantOurs: 2,
+	},
+	{
+		name: "RWManyReadersFewWriters", origin: "deadlock_test.go TestManyReadersFewWriters",
+		theirs: gdManyReaders, ours: lsRWManyReaders, wantTheirs: 0, wantOurs: 0,
+	},
+	{
+		name: "RWLockDuplicate", origin: "deadlock_test.go TestLockDuplicate", real: true,
+		theirs: gdLockDuplicate(false), ours: lsRWLockDuplicate(false), wantTheirs: 2, wantOurs: 2,
+	},
+	{
+		name: "RWTryLockDuplicate", origin: "trylock_test.go TestTryLockDuplicate", real: true,
+		theirs: gdLockDuplicate(true), ours: lsRWLockDuplicate(true), wantTheirs: 2, wantOurs: 2,
+	},
+	{
+		name: "RWMonitorUpgrade", origin: "beyond its suite: read-to-write upgrade", real: true,
+		theirs: gdUpgrade, ours: lsRWMonitorUpgrade, wantTheirs: 1, wantOurs: 1,
+	},
+	{
+		// sync.RWMutex lets the second RLock through while no writer
+		// waits, so the bug hides until one does; mutex.RWMutex panics on
+		// every run.
+		name: "RecursiveRLock", origin: "beyond its suite: recursive RLock, no writer", real: true,
+		theirs: gdReentry, ours: lsRecursiveRLock, wantTheirs: 1, wantOurs: 1,
+	},
+	{
+		name: "RecursiveRLockWriterQueued", origin: "beyond its suite: recursive RLock, writer queued", real: true,
+		theirs: gdRecursiveRLockWriterQueued, ours: lsRecursiveRLockWriterQueued, wantTheirs: 1, wantOurs: 1,
+	},
+	{
+		// monitor.RWMonitor is reentrant: a reader re-enters, also past a
+		// queued writer (the writer waits for it anyway), so neither case
+		// is a deadlock on it and it reports nothing.
+		name: "RWMonitorReentrantRead", origin: "beyond its suite: RWMonitor re-entrant read, no writer",
+		theirs: gdReentry, ours: lsRWMonitorReentrantRead, wantTheirs: 1, wantOurs: 0,
+	},
+	{
+		name: "RWMonitorReentrantReadWriterQueued", origin: "beyond its suite: ... with a writer queued",
+		theirs: gdRecursiveRLockWriterQueued, ours: lsRWMonitorReentrantReadWriterQueued, wantTheirs: 1, wantOurs: 0,
+	},
+	{
+		// G1 holds R(A), G2 R(B), G3 waits for W(A), G4 for W(B), G1
+		// asks R(B) behind G4 and G2's R(A) behind G3 closes the cycle.
+		// go-deadlock sees it only as a lock-order inversion (and then
+		// hangs); we refuse the closing wait in Cycles mode.
+		name: "WriterPreferenceCycle", origin: "beyond its suite: a real deadlock through queued writers", real: true,
+		theirs: gdWriterPreferenceCycle, ours: lsWriterPreferenceCycle, wantTheirs: 1, wantOurs: 1,
+	},
+	{
+		// [read rule] Readers never block readers: with no writer, R(A)
+		// R(B) in one goroutine and R(B) R(A) in another cannot deadlock.
+		// go-deadlock treats RLock as Lock and reports.
+		name: "ReadOnlySharing", origin: "beyond its suite: read-only cycle, no writer [read rule]",
+		theirs: gdReadCycle(noWriter), ours: lsReadCycle(noWriter), wantTheirs: 1, wantOurs: 0,
+	},
+	{
+		// [read rule] A writer on A alone cannot close the cycle: the
+		// reader of A that waits (behind the queued writer) holds R(B),
+		// and the other reader's R(B) finds no writer on B, so it goes
+		// through and the cycle unwinds. Not a deadlock; go-deadlock
+		// reports it.
+		name: "ReadCycleOneLockWriteLocked", origin: "beyond its suite: read-only cycle, only A write-locked [read rule]",
+		theirs: gdReadCycle(writerOnA), ours: lsReadCycle(writerOnA), wantTheirs: 1, wantOurs: 0,
+	},
+}
+
+var rwOrderDifferentials = []differential{
+	{
+		// [read rule] W(a) then b; b then R(a): the reader waits for a
+		// writer, a real inversion.
+		name: "RWLockOrder", origin: "deadlock_test.go TestLockOrder [read rule]", real: true,
+		theirs: gdLockOrder, ours: lsRWLockOrder, wantTheirs: 1, wantOurs: 1,
+	},
+	{
+		// [read rule] R(a) then b; b then W(a): the writer waits for the
+		// reader.
+		name: "RWLockOrderReadFirst", origin: "beyond its suite: R(a) b, then b W(a) [read rule]", real: true,
+		theirs: gdLockOrderReadFirst, ours: lsRWLockOrderReadFirst, wantTheirs: 1, wantOurs: 1,
+	},
+	{
+		// [read rule] W(A) R(B) and W(B) R(A): each reader waits for the
+		// other goroutine's writer.
+		name: "TwoRWMutexInversion", origin: "beyond its suite: W(A) R(B), then W(B) R(A) [read rule]", real: true,
+		theirs: gdTwoRWInversion, ours: lsTwoRWInversion, wantTheirs: 1, wantOurs: 1,
+	},
+	{
+		// [read rule] A read-only cycle through two locks that are both
+		// write-locked elsewhere: writers queued on A and on B between
+		// the readers close a real deadlock (the writer-preference cycle
+		// of WriterPreferenceCycle).
+		name: "ReadCycleWriteLockedBefore", origin: "beyond its suite: read cycle, A and B write-locked first [read rule]", real: true,
+		theirs: gdReadCycle(writersBefore), ours: lsReadCycle(writersBefore), wantTheirs: 1, wantOurs: 1,
+	},
+	{
+		// [read rule] The same, B write-locked only after the cycle
+		// formed: reported then or at the next acquisition along the
+		// cycle (here, R(A) R(B) again), once; go-deadlock reports every
+		// inverted acquisition.
+		name: "ReadCycleWriteLockedAfter", origin: "beyond its suite: read cycle, B write-locked last [read rule]", real: true,
+		theirs: gdReadCycle(lastWriterAfter), ours: lsReadCycle(lastWriterAfter), wantTheirs: -1, wantOurs: 1,
+	},
+}
+
+// rwLock is what the scenarios need of both read-write locks.
+type rwLock interface {
+	sync.Locker
+	RLock()
+	RUnlock()
+	TryLock() bool
+	TryRLock() bool
+}
+
+// namedRW returns a mutex.RWMutex or a monitor.RWMonitor, named for
+// reports.
+func namedRW(kind, name string) rwLock {
+	var l rwLock
+	switch kind {
+	case "rwmutex":
+		l = new(mutex.RWMutex)
+	case "rwmonitor":
+		l = new(monitor.RWMonitor)
+	default:
+		panic(kind)
+	}
+	detect.SetName(l, name)
+	return l
+}
+
+// misuse reports whether v is a panic value matching sentinel whose
+// message contains what.
+func misuse(t *testing.T, v any, sentinel error, what string) bool {
+	t.Helper()
+	err, ok := v.(error)
+	if !ok || !errors.Is(err, sentinel) {
+		t.Errorf("want a panic matching %v, got %#v", sentinel, v)
+		return false
+	}
+	assert.Contains(t, err.Error(), what)
+	return true
+}
+
+// --- go-deadlock's side, beyond its suite -------------------------------
+
+// gdUpgrade: RLock then Lock by one goroutine; reported, after which the
+// Lock blocks until the test's RUnlock.
+func gdUpgrade(t *testing.T) int {
+	h := useGoDeadlock(t, 0, true)
+	var a deadlock.RWMutex
+	w := spawn(func() {
+		a.RLock()
+		a.Lock() // reported; blocks until the test's RUnlock
+		a.Unlock()
+	})
+	h.waitHits(t, 1)
+	a.RUnlock()
+	require.Nil(t, w.wait(t))
+	return h.count()
+}
+
+// gdRecursiveRLockWriterQueued: a reader holds a, a writer queues, the
+// reader's second RLock is reported and then waits behind the writer,
+// which waits for the reader: the deadlock. The test releases the first
+// read hold on the reader's behalf (sync's rules allow it).
+func gdRecursiveRLockWriterQueued(t *testing.T) int {
+	h := useGoDeadlock(t, 0, true)
+	var a deadlock.RWMutex
+	held, goOn := make(chan struct{}), make(chan struct{})
+	reader := spawn(func() {
+		a.RLock()
+		close(held)
+		<-goOn
+		a.RLock() // reported; waits behind the writer
+		a.RUnlock()
+	})
+	await(t, held, "first read hold")
+	writer := spawn(func() {
+		a.Lock()
+		a.Unlock()
+	})
+	waitState(t, writer.ID(t), "sync.(*RWMutex).Lock")
+	close(goOn)
+	h.waitHits(t, 1)
+	waitState(t, reader.ID(t), "sync.(*RWMutex).RLock")
+	a.RUnlock()
+	require.Nil(t, writer.wait(t))
+	require.Nil(t, reader.wait(t))
+	return h.count()
+}
+
+// gdWriterPreferenceCycle: go-deadlock sees the R(A) R(B) / R(B) R(A)
+// order and reports it when G2 asks for A; the goroutines then hang, and
+// the test frees them by releasing G1's read hold of A.
+func gdWriterPreferenceCycle(t *testing.T) int {
+	h := useGoDeadlock(t, 0, true)
+	var a, b deadlock.RWMutex
+	heldA, heldB := make(chan struct{}), make(chan struct{})
+	goOn1, goOn2 := make(chan struct{}), make(chan struct{})
+	g1 := spawn(func() {
+		a.RLock() // released by the test
+		close(heldA)
+		<-goOn1
+		b.RLock() // behind g4
+		b.RUnlock()
+	})
+	g2 := spawn(func() {
+		b.RLock()
+		close(heldB)
+		<-goOn2
+		a.RLock() // behind g3: reported as an inversion
+		a.RUnlock()
+		b.RUnlock()
+	})
+	await(t, heldA, "G1's read hold")
+	await(t, heldB, "G2's read hold")
+	g3 := spawn(func() { a.Lock(); a.Unlock() })
+	waitState(t, g3.ID(t), "sync.(*RWMutex).Lock")
+	g4 := spawn(func() { b.Lock(); b.Unlock() })
+	waitState(t, g4.ID(t), "sync.(*RWMutex).Lock")
+	close(goOn1)
+	waitState(t, g1.ID(t), "sync.(*RWMutex).RLock")
+	close(goOn2)
+	waitState(t, g2.ID(t), "sync.(*RWMutex).RLock")
+	got := h.count() // go-deadlock checks before blocking: final
+	a.RUnlock()
+	for _, p := range []*proc{g1, g2, g3, g4} {
+		require.Nil(t, p.wait(t))
+	}
+	return got
+}
+
+func gdLockOrderReadFirst(t *testing.T) int {
+	h := useGoDeadlock(t, 0, true)
+	var a deadlock.RWMutex
+	var b deadlock.Mutex
+	onGoroutine(t, func() {
+		a.RLock()
+		b.Lock()
+		b.Unlock()
+		a.RUnlock()
+	})
+	onGoroutine(t, func() {
+		b.Lock()
+		a.Lock()
+		a.Unlock()
+		b.Unlock()
+	})
+	return h.count()
+}
+
+func gdTwoRWInversion(t *testing.T) int {
+	h := useGoDeadlock(t, 0, true)
+	var a, b deadlock.RWMutex
+	onGoroutine(t, func() {
+		a.Lock()
+		b.RLock()
+		b.RUnlock()
+		a.Unlock()
+	})
+	onGoroutine(t, func() {
+		b.Lock()
+		a.RLock()
+		a.RUnlock()
+		b.Unlock()
+	})
+	return h.count()
+}
+
+// Which locks of a read cycle's scenario are write-locked, and when. The
+// cycle is R(A) R(B) in one goroutine, then R(B) R(A) in another.
+type writerAt int
+
+const (
+	noWriter        writerAt = iota
+	writerOnA                // A, before the cycle forms
+	writersBefore            // A and B, before the cycle forms
+	lastWriterAfter          // A before, B after the cycle formed; then R(A) R(B) once more
+)
+
+// readCycle runs the scenario w on A and B with the given lock functions.
+func readCycle(t *testing.T, w writerAt, a, b interface {
+	sync.Locker
+	RLock()
+	RUnlock()
+}) {
+	write := func(l sync.Locker) { onGoroutine(t, func() { l.Lock(); l.Unlock() }) }
+	ab := func() { a.RLock(); b.RLock(); b.RUnlock(); a.RUnlock() }
+	if w != noWriter {
+		write(a)
+	}
+	if w == writersBefore {
+		write(b)
+	}
+	onGoroutine(t, ab)
+	onGoroutine(t, func() { b.RLock(); a.RLock(); a.RUnlock(); b.RUnlock() })
+	if w == lastWriterAfter {
+		write(b)
+		onGoroutine(t, ab)
+	}
+}
+
+func gdReadCycle(w writerAt) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		h := useGoDeadlock(t, 0, true)
+		var a, b deadlock.RWMutex
+		readCycle(t, w, &a, &b)
+		return h.count()
+	}
+}
+
+// --- locksmith's side ---------------------------------------------------
+
+func lsRWNoDeadlocks(t *testing.T) int {
+	rec := lsConfigure(t, 5*time.Second)
+	var a monitor.RWMonitor
+	var b mutex.Mutex
+	var c mutex.RWMutex
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				a.Lock()
+				b.Lock()
+				c.RLock()
+				runtime.Gosched()
+				c.RUnlock()
+				b.Unlock()
+				a.Unlock()
+			}
+		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				a.RLock()
+				b.Lock()
+				c.Lock()
+				runtime.Gosched()
+				c.Unlock()
+				b.Unlock()
+				a.RUnlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return len(rec.all())
+}
+
+func lsRWTryLockNoDeadlocks(t *testing.T) int {
+	rec := lsConfigure(t, 5*time.Second)
+	var a monitor.RWMonitor
+	var b mutex.Mutex
+	var c mutex.RWMutex
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				if a.TryLock() {
+					if b.TryLock() {
+						if c.TryRLock() {
+							runtime.Gosched()
+							c.RUnlock()
+						}
+						b.Unlock()
+					}
+					a.Unlock()
+				}
+			}
+		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				if a.TryRLock() {
+					if b.TryLock() {
+						if c.TryLock() {
+							runtime.Gosched()
+							c.Unlock()
+						}
+						b.Unlock()
+					}
+					a.RUnlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return len(rec.all())
+}
+
+func lsRWTryLockOrder(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	a, b := namedRW("rwmutex", "a"), named("mutex", "b").(*mutex.Mutex)
+	onGoroutine(t, func() {
+		if a.TryLock() {
+			if b.TryLock() {
+				b.Unlock()
+			}
+			a.Unlock()
+		}
+	})
+	onGoroutine(t, func() {
+		b.Lock()
+		a.RLock()
+		a.RUnlock()
+		b.Unlock()
+	})
+	return len(rec.all())
+}
+
+// checkRWWaitReports: the writer's report names the read holder, the
+// reader's says it waits for reading behind the writer.
+func checkRWWaitReports(t *testing.T, rec *recorder, holder, writer, reader int64) {
+	t.Helper()
+	for _, r := range rec.all() {
+		require.Equal(t, detect.WaitTimeout, r.Kind, "%s", r)
+		require.Len(t, r.Steps, 2, "%s", r)
+		switch r.Steps[0].Goroutine {
+		case writer:
+			assert.False(t, r.Steps[0].WaitsForReading, "%s", r)
+			assert.Equal(t, holder, r.Steps[1].Goroutine, "%s", r)
+			assert.True(t, r.Steps[1].HoldsForReading, "%s", r)
+			_, ok := ownFrame(r.Steps[1].Stack)
+			assert.True(t, ok, "the holder's stack")
+		case reader:
+			assert.True(t, r.Steps[0].WaitsForReading, "%s", r)
+			assert.Equal(t, writer, r.Steps[1].Goroutine, "%s", r)
+		default:
+			t.Errorf("report about goroutine %d:\n%s", r.Steps[0].Goroutine, r)
+		}
+	}
+}
+
+// lsRWTwoWaiters: a read hold (RLock or TryRLock), a writer waits for it,
+// a reader waits behind the writer: each wait is reported.
+func lsRWTwoWaiters(try bool) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rec := lsConfigure(t, 20*time.Millisecond)
+		a := namedRW("rwmutex", "a")
+		if try {
+			require.True(t, a.TryRLock())
+		} else {
+			a.RLock()
+		}
+		writer := spawn(func() {
+			a.Lock()
+			defer a.Unlock()
+		})
+		waitParked(t, a, writer.ID(t))
+		reader := spawn(func() {
+			a.RLock()
+			defer a.RUnlock()
+		})
+		waitParked(t, a, reader.ID(t))
+		rec.waitN(t, detect.WaitTimeout, 2)
+		a.RUnlock()
+		require.Nil(t, writer.wait(t))
+		require.Nil(t, reader.wait(t))
+		checkRWWaitReports(t, rec, goroutineID(), writer.id, reader.id)
+		return len(rec.all())
+	}
+}
+
+// lsRWStarved: the first reader's record must survive other holds taken
+// and dropped (go-deadlock's bug was a second reader's RUnlock erasing
+// the first reader's record): its own re-entry, a second reader's
+// RLock/RUnlock, a failed TryLock.
+func lsRWStarved(t *testing.T) int {
+	rec := lsConfigure(t, 20*time.Millisecond)
+	a := namedRW("rwmonitor", "a")
+	a.RLock()
+	a.RLock()
+	a.RUnlock()
+	onGoroutine(t, func() {
+		a.RLock()
+		a.RUnlock()
+	})
+	onGoroutine(t, func() { assert.False(t, a.TryLock()) })
+	writer := spawn(func() {
+		a.Lock()
+		defer a.Unlock()
+	})
+	waitParked(t, a, writer.ID(t))
+	reader := spawn(func() {
+		a.RLock()
+		defer a.RUnlock()
+	})
+	waitParked(t, a, reader.ID(t))
+	rec.waitN(t, detect.WaitTimeout, 2)
+	a.RUnlock()
+	require.Nil(t, writer.wait(t))
+	require.Nil(t, reader.wait(t))
+	checkRWWaitReports(t, rec, goroutineID(), writer.id, reader.id)
+	return len(rec.all())
+}
+
+func lsRWManyReaders(t *testing.T) int {
+	rec := lsConfigure(t, 5*time.Second)
+	var mu monitor.RWMonitor
+	var wg sync.WaitGroup
+	for range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				mu.RLock()
+				runtime.Gosched()
+				mu.RUnlock()
+			}
+		}()
+	}
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				mu.Lock()
+				runtime.Gosched()
+				mu.Unlock()
+				runtime.Gosched()
+			}
+		}()
+	}
+	wg.Wait()
+	return len(rec.all())
+}
+
+// lsRWLockDuplicate: the upgrade (RLock or TryRLock, then Lock) and a
+// recursive write Lock of an RWMutex panic at once with ErrRecursiveLock,
+// each naming its case, and leave the lock held as it was.
+func lsRWLockDuplicate(try bool) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rec := lsConfigure(t, 0)
+		var caught atomic.Int32
+		var a, b mutex.RWMutex
+		w1 := spawn(func() {
+			if try {
+				if !a.TryRLock() {
+					panic("TryRLock failed")
+				}
+			} else {
+				a.RLock()
+			}
+			if misuse(t, catch(a.Lock), mutex.ErrRecursiveLock, "read-to-write upgrade") {
+				caught.Add(1)
+			}
+			a.RUnlock()
+		})
+		w2 := spawn(func() {
+			if try {
+				if !b.TryLock() {
+					panic("TryLock failed")
+				}
+			} else {
+				b.Lock()
+			}
+			if misuse(t, catch(b.Lock), mutex.ErrRecursiveLock, "recursive locking") {
+				caught.Add(1)
+			}
+			b.Unlock()
+		})
+		require.Nil(t, w1.wait(t))
+		require.Nil(t, w2.wait(t))
+		assert.False(t, a.Locked())
+		assert.False(t, b.Locked())
+		return int(caught.Load()) + len(rec.all())
+	}
+}
+
+// lsRWMonitorUpgrade: Lock by a goroutine holding only read locks of an
+// RWMonitor panics with ErrUpgrade instead of waiting for itself.
+func lsRWMonitorUpgrade(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	var a monitor.RWMonitor
+	var caught int
+	onGoroutine(t, func() {
+		a.RLock()
+		if misuse(t, catch(a.Lock), monitor.ErrUpgrade, "read-to-write upgrade") {
+			caught++
+		}
+		assert.Equal(t, 1, a.ReadHoldCount(), "the read hold is kept")
+		a.RUnlock()
+	})
+	return caught + len(rec.all())
+}
+
+func lsRecursiveRLock(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	var a mutex.RWMutex
+	var caught int
+	onGoroutine(t, func() {
+		a.RLock()
+		if misuse(t, catch(a.RLock), mutex.ErrRecursiveLock, "recursive read locking") {
+			caught++
+		}
+		assert.Equal(t, 1, a.Readers())
+		a.RUnlock()
+	})
+	return caught + len(rec.all())
+}
+
+func lsRecursiveRLockWriterQueued(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	a := namedRW("rwmutex", "a").(*mutex.RWMutex)
+	held, goOn := make(chan struct{}), make(chan struct{})
+	var caught int
+	reader := spawn(func() {
+		a.RLock()
+		defer a.RUnlock()
+		close(held)
+		<-goOn
+		if misuse(t, catch(a.RLock), mutex.ErrRecursiveLock, "recursive read locking") {
+			caught++
+		}
+	})
+	await(t, held, "first read hold")
+	writer := spawn(func() {
+		a.Lock()
+		a.Unlock()
+	})
+	waitParked(t, a, writer.ID(t))
+	close(goOn)
+	require.Nil(t, reader.wait(t))
+	require.Nil(t, writer.wait(t))
+	return caught + len(rec.all())
+}
+
+func lsRWMonitorReentrantRead(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	var a monitor.RWMonitor
+	onGoroutine(t, func() {
+		a.RLock()
+		a.RLock()
+		assert.Equal(t, 2, a.ReadHoldCount())
+		a.RUnlock()
+		a.RUnlock()
+	})
+	return len(rec.all())
+}
+
+func lsRWMonitorReentrantReadWriterQueued(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	a := namedRW("rwmonitor", "a").(*monitor.RWMonitor)
+	held, goOn := make(chan struct{}), make(chan struct{})
+	reader := spawn(func() {
+		a.RLock()
+		defer a.RUnlock()
+		close(held)
+		<-goOn
+		a.RLock() // passes the queued writer
+		assert.Equal(t, 2, a.ReadHoldCount())
+		a.RUnlock()
+	})
+	await(t, held, "first read hold")
+	writer := spawn(func() {
+		a.Lock()
+		a.Unlock()
+	})
+	waitParked(t, a, writer.ID(t))
+	close(goOn)
+	require.Nil(t, reader.wait(t))
+	require.Nil(t, writer.wait(t))
+	return len(rec.all())
+}
+
+// lsWriterPreferenceCycle runs in Cycles mode: the wait that closes the
+// cycle is refused at once with a *detect.DeadlockError, whose deferred
+// RUnlock frees the others.
+func lsWriterPreferenceCycle(t *testing.T) int {
+	rec := configure(t, detect.WithMode(detect.Cycles))
+	a, b := namedRW("rwmutex", "A"), namedRW("rwmonitor", "B")
+	heldA, heldB := make(chan struct{}), make(chan struct{})
+	goOn1, goOn2 := make(chan struct{}), make(chan struct{})
+	g1 := spawn(func() {
+		a.RLock()
+		defer a.RUnlock()
+		close(heldA)
+		<-goOn1
+		b.RLock() // behind g4
+		b.RUnlock()
+	})
+	g2 := spawn(func() {
+		b.RLock()
+		defer b.RUnlock()
+		close(heldB)
+		<-goOn2
+		a.RLock() // behind g3: closes the cycle
+		a.RUnlock()
+	})
+	await(t, heldA, "G1's read hold")
+	await(t, heldB, "G2's read hold")
+	g3 := spawn(func() { a.Lock(); a.Unlock() })
+	waitParked(t, a, g3.ID(t))
+	g4 := spawn(func() { b.Lock(); b.Unlock() })
+	waitParked(t, b, g4.ID(t))
+	close(goOn1)
+	waitParked(t, b, g1.ID(t))
+	close(goOn2)
+	de := deadlockError(t, g2.wait(t))
+	assert.Len(t, de.Report.Steps, 4, "G2 -> G3 -> G1 -> G4:\n%s", de)
+	for _, p := range []*proc{g1, g3, g4} {
+		require.Nil(t, p.wait(t))
+	}
+	assert.Len(t, rec.all(detect.Deadlock), len(rec.all()))
+	return len(rec.all())
+}
+
+func lsRWLockOrder(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	a, b := namedRW("rwmutex", "a"), named("mutex", "b")
+	onGoroutine(t, func() { lockPair(a, b) })
+	onGoroutine(t, func() {
+		b.Lock()
+		a.RLock()
+		a.RUnlock()
+		b.Unlock()
+	})
+	return len(rec.all(detect.LockOrder))
+}
+
+func lsRWLockOrderReadFirst(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	a, b := namedRW("rwmonitor", "a"), named("mutex", "b")
+	onGoroutine(t, func() {
+		a.RLock()
+		b.Lock()
+		b.Unlock()
+		a.RUnlock()
+	})
+	onGoroutine(t, func() { lockPair(b, a) })
+	return len(rec.all(detect.LockOrder))
+}
+
+func lsTwoRWInversion(t *testing.T) int {
+	rec := lsConfigure(t, 0)
+	a, b := namedRW("rwmutex", "A"), namedRW("rwmonitor", "B")
+	onGoroutine(t, func() {
+		a.Lock()
+		b.RLock()
+		b.RUnlock()
+		a.Unlock()
+	})
+	onGoroutine(t, func() {
+		b.Lock()
+		a.RLock()
+		a.RUnlock()
+		b.Unlock()
+	})
+	return len(rec.all(detect.LockOrder))
+}
+
+func lsReadCycle(w writerAt) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rec := lsConfigure(t, 0)
+		readCycle(t, w, namedRW("rwmutex", "A"), namedRW("rwmonitor", "B"))
+		assert.Len(t, rec.all(detect.LockOrder), len(rec.all()), "%s", rec)
+		return len(rec.all())
+	}
+}
