@@ -98,12 +98,13 @@ type Cond struct {
 	//     each other, so a Signal without L could unlink a waiter while a
 	//     Wait holding L pushes one. Making them exclude each other needs
 	//     an atomic read-modify-write on each side, which costs what taking
-	//     mu costs. It would not reach sync.Cond's speed either: with mu
-	//     dropped from Wait and Signal altogether (the most it could save),
-	//     BenchmarkCondPingPong on sync.Mutex went from 843 to 753 ns of CPU
-	//     per round trip with GOMAXPROCS=1 and from 872 to 855 with 2
-	//     (medians of 8 interleaved runs on a loaded 2-core AMD EPYC),
-	//     still about 1.5 times sync.Cond's.
+	//     mu costs. Nor would it bring the Cond near sync.Cond's speed:
+	//     with mu dropped from Wait and Signal altogether (the most it could
+	//     save), BenchmarkCondPingPongRatio on a sync.Mutex went from 1.56
+	//     to 1.55 times sync.Cond's CPU time with 2 CPUs, and from 1.54 to
+	//     1.50 with GOMAXPROCS=1 (medians of 8-10 interleaved runs on a
+	//     2-core AMD EPYC). The time is spread over the whole path (record,
+	//     binding and domain checks, two-level park), not in mu.
 	//   - Taking L inside a Signal made without it: sync.Cond's Signal
 	//     never blocks on L, and code relies on that (a goroutine may
 	//     Signal while another holds L and waits for it).
@@ -178,6 +179,9 @@ const (
 // waiter that queued since must not be woken for it.
 //
 // Rejected alternatives:
+//   - Laying the Cond and the waiter out by cache line (what Wait and
+//     Signal both touch in one 64-byte line each): BenchmarkCondPingPongRatio
+//     stayed at 1.57 times sync.Cond on a sync.Mutex (10 interleaved runs).
 //   - A channel per waiter. A channel must be made per wait (one made inside
 //     a testing/synctest bubble must not be used outside it, so it cannot be
 //     pooled), which cost two allocations per Wait and made a ping-pong
