@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/monitor"
@@ -57,6 +58,73 @@ func BenchmarkMutexContended(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkMutexContendedRatio is BenchmarkMutexContended (and
+// BenchmarkMonitorContended) with sync.Mutex and the lock under test in
+// alternating rounds of contendedRound operations, and reports the lock's
+// throughput and CPU time per op as multiples of sync.Mutex's in the same
+// rounds (x-sync.Mutex-ops/s, x-sync.Mutex-cpu). On a machine shared with
+// other work, load that comes and goes then weighs on both alike;
+// separate sub-benchmarks, a second or more apart, gave throughput ratios
+// that varied by a factor of three from run to run. b.N counts each
+// lock's operations.
+func BenchmarkMutexContendedRatio(b *testing.B) {
+	for _, g := range []int{2, 4, 8} {
+		for _, c := range []struct {
+			name string
+			l    sync.Locker
+		}{
+			{"mutex.Mutex", new(mutex.Mutex)},
+			{"monitor.Monitor", new(monitor.Monitor)},
+		} {
+			b.Run(fmt.Sprintf("goroutines=%d/%s", g, c.name), func(b *testing.B) {
+				base := new(sync.Mutex)
+				var baseWall, baseCPU, wall, cpu time.Duration
+				for done := 0; done < b.N; done += contendedRound {
+					w, t := contended(base, g, contendedRound)
+					baseWall, baseCPU = baseWall+w, baseCPU+t
+					w, t = contended(c.l, g, contendedRound)
+					wall, cpu = wall+w, cpu+t
+				}
+				b.ReportMetric(float64(baseWall)/float64(wall), "x-sync.Mutex-ops/s")
+				b.ReportMetric(float64(cpu)/float64(baseCPU), "x-sync.Mutex-cpu")
+			})
+		}
+	}
+}
+
+// contendedRound is the number of operations of each lock between
+// switches in BenchmarkMutexContendedRatio: a few milliseconds.
+const contendedRound = 20000
+
+// contended runs goroutines goroutines that share l, n operations in all,
+// each doing testutil.Work inside it, and returns the real and CPU time
+// they took.
+func contended(l sync.Locker, goroutines, n int) (wall, cpu time.Duration) {
+	var shared uint64 // guarded by l
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range goroutines {
+		k := n / goroutines
+		if i < n%goroutines {
+			k++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for range k {
+				l.Lock()
+				shared = testutil.Work(shared)
+				l.Unlock()
+			}
+		}()
+	}
+	cpu0, t0 := testutil.CPUTime(), time.Now()
+	close(start)
+	wg.Wait()
+	return time.Since(t0), testutil.CPUTime() - cpu0
 }
 
 // BenchmarkWork measures the critical section of the contended benchmarks
