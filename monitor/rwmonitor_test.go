@@ -474,4 +474,10 @@ func TestRWMonitorNoAllocs(t *testing.T) {
 	rw.RLock()
 	assert.Zero(t, testing.AllocsPerRun(100, func() { rw.RLock(); rw.RUnlock() }), "re-entrant read pair")
 	rw.RUnlock()
+	release := testutil.HoldReaders(t, 7, rw.RLock, rw.RUnlock)
+	defer release()
+	assert.Zero(t, testing.AllocsPerRun(100, func() { rw.RLock(); rw.RUnlock() }), "read pair, eighth reader, home slot taken")
+	rw.RLock()
+	assert.Zero(t, testing.AllocsPerRun(100, func() { rw.RLock(); rw.RUnlock() }), "re-entrant read pair outside the home slot")
+	rw.RUnlock()
 }
