@@ -14,11 +14,13 @@
 // func rwRLock(rw *RWMonitor)
 //
 // If the caller's home slot (its ID mod 8) holds its ID, add a read hold
-// (ReenterRead). If the slot is free, the state word rs is 0 and no writer
-// holds the writer lock, claim it as package mutex's rwRLock does (one
+// (ReenterRead). If the slot is free, the state word rs is 0 but for the
+// displaced count (the caller not displaced) and no writer holds the
+// writer lock, claim it as package mutex's rwRLock does (one
 // CompareAndSwap, then the writer looked at again; rwRLockRetreat if one
 // came in). Anything else, before any write, goes to rwRLockGo: a slot
-// taken by another reader, a displaced or overflow reader, a writer (the
+// taken by another reader, the caller displaced (a re-entry outside the
+// home slot), a reader in the overflow map, a writer (the
 // caller itself, taking a read hold, included), a queue.
 TEXT ·rwRLock(SB),NOSPLIT,$0-8
 	MOVQ ·fastWord(SB), BX
@@ -33,8 +35,10 @@ TEXT ·rwRLock(SB),NOSPLIT,$0-8
 	JEQ reenter
 	TESTQ AX, AX
 	JNE slow
-	CMPQ RS(DX), $0
-	JNE slow
+	MOVQ RS(DX), AX
+	TESTQ AX, AX
+	JNE displaced
+claim:
 	MOVQ STATE(DX), AX
 	SHRQ $const_ownerShift, AX
 	TESTQ AX, AX
@@ -52,6 +56,32 @@ TEXT ·rwRLock(SB),NOSPLIT,$0-8
 reenter:
 	INCL HOLDS(DX)(SI*4)
 	RET
+displaced:
+	// Readers displaced from their home slot, and nothing else in rs:
+	// the caller may be one of them (the slow path's business), else it
+	// may claim its home slot as usual.
+	TESTQ $(const_rwReadersWaiting|const_rwDraining), AX
+	JNE slow
+	SHRQ $const_rwOverflowShift, AX
+	TESTQ AX, AX
+	JNE slow
+	CMPQ (SLOTS+0)(DX), CX
+	JEQ slow
+	CMPQ (SLOTS+8)(DX), CX
+	JEQ slow
+	CMPQ (SLOTS+16)(DX), CX
+	JEQ slow
+	CMPQ (SLOTS+24)(DX), CX
+	JEQ slow
+	CMPQ (SLOTS+32)(DX), CX
+	JEQ slow
+	CMPQ (SLOTS+40)(DX), CX
+	JEQ slow
+	CMPQ (SLOTS+48)(DX), CX
+	JEQ slow
+	CMPQ (SLOTS+56)(DX), CX
+	JEQ slow
+	JMP claim
 retreat:
 	JMP ·rwRLockRetreat(SB)
 slow:

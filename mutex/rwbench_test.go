@@ -85,6 +85,26 @@ func BenchmarkRWMutexReadPairWithReaders(b *testing.B) {
 	testutil.ReportCPU(b, cpu0)
 }
 
+// BenchmarkRWMutexReadPairBesideDisplaced is the read pair in the
+// benchmark goroutine's home slot while another reader, whose home slot
+// it is too, holds the lock from another slot (it came while the
+// benchmark goroutine was reading).
+func BenchmarkRWMutexReadPairBesideDisplaced(b *testing.B) {
+	var rw mutex.RWMutex
+	rw.RLock()
+	release := testutil.HoldReaders(b, 1, rw.RLock, rw.RUnlock)
+	defer release()
+	rw.RUnlock()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := testutil.CPUTime()
+	for range b.N {
+		rw.RLock()
+		rw.RUnlock()
+	}
+	testutil.ReportCPU(b, cpu0)
+}
+
 // BenchmarkRWMutexMix runs 1, 2, 4 and 8 goroutines on one lock, 90 % and
 // 99 % of operations reads, each doing about 100 ns of work inside the
 // lock; it reports throughput (ops/s) and CPU per operation.

@@ -13,14 +13,16 @@
 // func rwRLock(rw *RWMutex)
 //
 // RLockFast: if the caller's home slot (its ID mod 8) is free, the state
-// word rs is 0 and no writer holds the writer lock, claim the slot with
+// word rs is 0 but for the count of displaced readers (and the caller is
+// not one of them: eight compares, made only while the count is not 0),
+// and no writer holds the writer lock, claim the slot with
 // one CompareAndSwap, set its hold count to 1, and look at the writer
 // again (the reader's half of the handshake: a writer that came in
 // meanwhile sees the slot, or this sees it). If it did come in,
 // rwRLockRetreat gives the slot back. Anything else, before any write,
 // goes to rwRLockGo: a taken home slot (the caller's own is a recursive
-// read lock, which the slow path reports), a displaced or overflow
-// reader, a writer, a queue.
+// read lock, which the slow path reports), the caller displaced, a
+// reader in the overflow map, a writer, a queue.
 //
 // The writer is looked at before the CompareAndSwap as well: a load of a
 // line the CompareAndSwap needs anyway, which spares a held lock a
@@ -35,8 +37,10 @@ TEXT ·rwRLock(SB),NOSPLIT,$0-8
 	ANDQ $const_rwSlotMask, SI
 	CMPQ SLOTS(DX)(SI*8), $0
 	JNE slow
-	CMPQ RS(DX), $0
-	JNE slow
+	MOVQ RS(DX), AX
+	TESTQ AX, AX
+	JNE displaced
+claim:
 	MOVQ STATE(DX), AX
 	SHRQ $const_ownerShift, AX
 	TESTQ AX, AX
@@ -51,6 +55,32 @@ TEXT ·rwRLock(SB),NOSPLIT,$0-8
 	TESTQ AX, AX
 	JNE retreat
 	RET
+displaced:
+	// Readers displaced from their home slot, and nothing else in rs:
+	// the caller may be one of them (the slow path's business), else it
+	// may claim its home slot as usual.
+	TESTQ $(const_rwReadersWaiting|const_rwDraining), AX
+	JNE slow
+	SHRQ $const_rwOverflowShift, AX
+	TESTQ AX, AX
+	JNE slow
+	CMPQ (SLOTS+0)(DX), CX
+	JEQ slow
+	CMPQ (SLOTS+8)(DX), CX
+	JEQ slow
+	CMPQ (SLOTS+16)(DX), CX
+	JEQ slow
+	CMPQ (SLOTS+24)(DX), CX
+	JEQ slow
+	CMPQ (SLOTS+32)(DX), CX
+	JEQ slow
+	CMPQ (SLOTS+40)(DX), CX
+	JEQ slow
+	CMPQ (SLOTS+48)(DX), CX
+	JEQ slow
+	CMPQ (SLOTS+56)(DX), CX
+	JEQ slow
+	JMP claim
 retreat:
 	JMP ·rwRLockRetreat(SB)
 slow:

@@ -549,3 +549,25 @@ func TestRWMutexCondTimeoutAndCancel(t *testing.T) {
 	rw.Unlock()
 	assert.False(t, rw.Locked())
 }
+
+// TestRWMutexRecursiveReadDisplaced: a reader that took another slot
+// because its home slot was taken is still refused a second read lock
+// once its home slot is free again, and the readers beside it, in their
+// home slots, read as usual.
+func TestRWMutexRecursiveReadDisplaced(t *testing.T) {
+	var rw mutex.RWMutex
+	release := testutil.HoldReaders(t, 1, rw.RLock, rw.RUnlock)
+	rw.RLock() // displaced
+	release()
+	assert.Equal(t, 1, rw.Readers())
+	err, _ := catch(rw.RLock).(error)
+	require.ErrorIs(t, err, mutex.ErrRecursiveLock)
+	assert.Contains(t, err.Error(), "recursive read locking")
+	assert.Equal(t, 1, rw.Readers(), "the refused RLock took no slot")
+	v, _ := onOther(t, func() { rw.RLock(); rw.RUnlock() })
+	assert.Nil(t, v, "another reader beside the displaced one")
+	rw.RUnlock()
+	assert.Zero(t, rw.Readers())
+	rw.Lock()
+	rw.Unlock()
+}

@@ -135,8 +135,9 @@ func (l *RWLock) Writer() int64 { return l.w.Owner() }
 // slot. If g holds its read lock there, it adds a hold when reentrant and
 // returns true, and returns false otherwise (the caller's slow path
 // panics). Otherwise it claims the home slot and returns true, unless the
-// slot is taken, the state word is not zero (a reader displaced or in the
-// overflow map, readers or a writer waiting), or a writer other than g
+// slot is taken, the state word is not zero but for the displaced count
+// (a reader in the overflow map, readers or a writer waiting), g is
+// displaced to another slot, or a writer other than g
 // (reentrant) or any writer (not reentrant) holds the writer lock; then it
 // returns false having changed nothing, and the slow path decides.
 func (l *RWLock) RLockFast(g int64, reentrant bool) bool {
@@ -149,10 +150,15 @@ func (l *RWLock) RLockFast(g int64, reentrant bool) bool {
 		}
 		return false
 	}
-	// rs == 0: nobody is displaced from their home slot or in the
-	// overflow map, so g, not in its home slot, holds no read lock; and
-	// no writer waits for readers, nor readers for a writer.
-	if s != 0 || l.rs.Load() != 0 || !l.slots[h].CompareAndSwap(0, g) {
+	// rs == 0 but for the displaced count: nobody is in the overflow map,
+	// no writer waits for readers, nor readers for a writer. While some
+	// readers are displaced, g may be one of them: the other slots are
+	// looked at. Without the look, any displaced reader sent every reader
+	// to the slow path (a read pair 9 -> 90 ns of CPU time on a loaded
+	// 2-vCPU machine); in the assembly it costs the eight compares only
+	// while a reader is displaced.
+	rs := l.rs.Load()
+	if s != 0 || rs&^rsDispMask != 0 || rs != 0 && l.inSlots(g) || !l.slots[h].CompareAndSwap(0, g) {
 		return false
 	}
 	l.holds[h] = 1
@@ -162,6 +168,16 @@ func (l *RWLock) RLockFast(g int64, reentrant bool) bool {
 		return false
 	}
 	return true
+}
+
+// inSlots reports whether g is in a slot.
+func (l *RWLock) inSlots(g int64) bool {
+	for i := range rwSlots {
+		if l.slots[i].Load() == g {
+			return true
+		}
+	}
+	return false
 }
 
 // ReenterRead adds a read hold for g if g holds a read lock in its home
