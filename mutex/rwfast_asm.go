@@ -17,9 +17,11 @@ import "github.com/locksmith-go/locksmith/internal/core"
 // rwUnlockHeld, rwUnlockWake). Order mode sets fastWord to 0, so every
 // call then runs the Go code, which records the acquisition.
 //
-// On an AMD EPYC (2 vCPUs, Go 1.26, CPU time per pair), the read pair went
-// from 19.6 ns (3.2x sync.RWMutex's) to 9.5 ns (1.5x), and the write pair
-// from 22 ns (1.7x) to 9.2 ns (0.7x): see rwbench_test.go.
+// Measured (docs/rwlocks.md: AMD EPYC, 2 vCPUs shared, load average
+// 14-18, Go 1.26.8, medians of 6 of CPU time per pair, in the same runs
+// as sync.RWMutex): the read pair costs 9.9 ns (1.55x sync.RWMutex's)
+// against 22.6 ns (3.5x) for the Go code, the write pair 9.9 ns (0.75x)
+// against 23.2 ns (1.7x).
 func rwLock(rw *RWMutex)
 
 func rwUnlock(rw *RWMutex)

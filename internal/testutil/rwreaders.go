@@ -36,7 +36,7 @@ func HoldReaders(t testing.TB, n int, rlock, runlock func()) (release func()) {
 		}()
 	}
 	sameSlot := func(id int64) bool { return id%rwHomeSlots == me%rwHomeSlots }
-	any := func(int64) bool { return true }
+	anyID := func(int64) bool { return true }
 	for tries := 0; ; tries++ {
 		if tries == 10000 {
 			wg.Wait()
@@ -48,7 +48,7 @@ func HoldReaders(t testing.TB, n int, rlock, runlock func()) (release func()) {
 		}
 	}
 	for range n - 1 {
-		start(any)
+		start(anyID)
 		Await(t, holding, "reader")
 	}
 	return func() {
