@@ -19,8 +19,9 @@ import (
 func BenchmarkRWMonitorReadPair(b *testing.B) {
 	b.Run("sync.RWMutex", func(b *testing.B) {
 		var rw sync.RWMutex
+		b.ResetTimer()
 		cpu0 := testutil.CPUTime()
-		for b.Loop() {
+		for range b.N {
 			rw.RLock()
 			rw.RUnlock()
 		}
@@ -29,8 +30,9 @@ func BenchmarkRWMonitorReadPair(b *testing.B) {
 	b.Run("monitor.RWMonitor", func(b *testing.B) {
 		var rw monitor.RWMonitor
 		b.ReportAllocs()
+		b.ResetTimer()
 		cpu0 := testutil.CPUTime()
-		for b.Loop() {
+		for range b.N {
 			rw.RLock()
 			rw.RUnlock()
 		}
@@ -44,8 +46,9 @@ func BenchmarkRWMonitorReadPair(b *testing.B) {
 func BenchmarkRWMonitorReentrantRead(b *testing.B) {
 	b.Run("sync.RWMutex", func(b *testing.B) {
 		var rw sync.RWMutex
+		b.ResetTimer()
 		cpu0 := testutil.CPUTime()
-		for b.Loop() {
+		for range b.N {
 			rw.RLock()
 			rw.RUnlock()
 		}
@@ -56,8 +59,9 @@ func BenchmarkRWMonitorReentrantRead(b *testing.B) {
 		rw.RLock()
 		defer rw.RUnlock()
 		b.ReportAllocs()
+		b.ResetTimer()
 		cpu0 := testutil.CPUTime()
-		for b.Loop() {
+		for range b.N {
 			rw.RLock()
 			rw.RUnlock()
 		}
@@ -70,8 +74,9 @@ func BenchmarkRWMonitorReentrantRead(b *testing.B) {
 func BenchmarkRWMonitorWritePair(b *testing.B) {
 	b.Run("sync.RWMutex", func(b *testing.B) {
 		var rw sync.RWMutex
+		b.ResetTimer()
 		cpu0 := testutil.CPUTime()
-		for b.Loop() {
+		for range b.N {
 			rw.Lock()
 			rw.Unlock()
 		}
@@ -80,8 +85,9 @@ func BenchmarkRWMonitorWritePair(b *testing.B) {
 	b.Run("monitor.RWMonitor", func(b *testing.B) {
 		var rw monitor.RWMonitor
 		b.ReportAllocs()
+		b.ResetTimer()
 		cpu0 := testutil.CPUTime()
-		for b.Loop() {
+		for range b.N {
 			rw.Lock()
 			rw.Unlock()
 		}

@@ -81,7 +81,13 @@ func init() {
 // holds rw only for reading. With deadlock detection on, it panics with a
 // *detect.DeadlockError, without the lock, if waiting would close a cycle
 // of goroutines each waiting for a lock the next holds.
-func (rw *RWMonitor) Lock() {
+func (rw *RWMonitor) Lock() { rwLock(rw) }
+
+// rwLockGo is Lock in Go. rwLock is either rwLockGo itself or, on amd64,
+// an assembly fast path (rwfast_amd64.s) that does a re-entry or what
+// LockFast does, and jumps to rwLockGo, rwLockHeld or rwLockReaders for
+// everything else.
+func rwLockGo(rw *RWMonitor) {
 	g := gid.Get()
 	if rw.l.Writer() == g {
 		rw.reenter(g)
@@ -90,6 +96,24 @@ func (rw *RWMonitor) Lock() {
 	if !rw.l.LockFast(g) {
 		rw.lockSlow(g)
 	}
+	rw.acquired(g, false)
+}
+
+// rwLockHeld is where the assembly goes when another goroutine holds the
+// writer lock, or writers are queued: straight to the slow path.
+func rwLockHeld(rw *RWMonitor) {
+	g := gid.Get()
+	rw.lockSlow(g)
+	rw.acquired(g, false)
+}
+
+// rwLockReaders is where the assembly goes when it took the writer lock
+// but found readers in: it lets the writer lock go again, as LockFast
+// does, and takes the slow path, which checks for an upgrade and waits.
+func rwLockReaders(rw *RWMonitor) {
+	g := gid.Get()
+	rw.l.Unlock(g)
+	rw.lockSlow(g)
 	rw.acquired(g, false)
 }
 
@@ -181,7 +205,29 @@ func (rw *RWMonitor) LockContext(ctx context.Context) error {
 //
 // It is a run-time error, reported by a panic matching ErrNotOwner, if the
 // calling goroutine does not hold rw for writing; rw is left unchanged.
-func (rw *RWMonitor) Unlock() {
+func (rw *RWMonitor) Unlock() { rwUnlock(rw) }
+
+// rwUnlockHeld is where the assembly goes when the caller, the writer
+// with one write hold, saw no reader queued and its CompareAndSwap from
+// its ID to 0 failed: writers are queued.
+func rwUnlockHeld(rw *RWMonitor) {
+	g := gid.Get()
+	rw.wholds = 0
+	if !rw.l.UnlockHeld(g) {
+		rw.unlockFailed(g)
+		return
+	}
+	if core.OrderOn() {
+		rw.orderReleased(g, false)
+	}
+}
+
+// rwUnlockWake is where the assembly goes when, having released the
+// write lock, it sees that a reader queued meanwhile: it wakes the queue.
+func rwUnlockWake(rw *RWMonitor) { rw.l.WakeQueuedReaders() }
+
+// rwUnlockGo is Unlock in Go; rwUnlock is it or its assembly fast path.
+func rwUnlockGo(rw *RWMonitor) {
 	g := gid.Get()
 	if rw.l.Writer() != g {
 		rw.unlockFailed(g)
@@ -232,11 +278,28 @@ func (rw *RWMonitor) unlockFailed(g int64) {
 //
 // With deadlock detection on, RLock panics with a *detect.DeadlockError,
 // without the lock, if waiting would close a deadlock cycle.
-func (rw *RWMonitor) RLock() {
+func (rw *RWMonitor) RLock() { rwRLock(rw) }
+
+// rwRLockGo is RLock in Go; rwRLock is it or its assembly fast path,
+// which does a re-entry or what RLockFast does, and jumps to rwRLockGo
+// (having changed nothing) or rwRLockRetreat for everything else.
+func rwRLockGo(rw *RWMonitor) {
 	g := gid.Get()
 	if !rw.l.ReenterRead(g) && !rw.l.RLockFast(g, true) {
 		rw.rlockSlow(g)
 	}
+	if core.OrderOn() {
+		rw.orderAcquired(g, false, true)
+	}
+}
+
+// rwRLockRetreat is where the assembly goes when, having claimed the
+// caller's home slot, it sees that a writer came in meanwhile: it gives
+// the slot back and takes the slow path.
+func rwRLockRetreat(rw *RWMonitor) {
+	g := gid.Get()
+	rw.l.RetreatRead(g)
+	rw.rlockSlow(g)
 	if core.OrderOn() {
 		rw.orderAcquired(g, false, true)
 	}
@@ -312,7 +375,12 @@ func (rw *RWMonitor) RLockContext(ctx context.Context) error {
 //
 // It is a run-time error, reported by a panic matching ErrNotOwner, if the
 // calling goroutine holds no read lock of rw; rw is left unchanged.
-func (rw *RWMonitor) RUnlock() {
+func (rw *RWMonitor) RUnlock() { rwRUnlock(rw) }
+
+// rwRUnlockGo is RUnlock in Go; rwRUnlock is it or its assembly fast
+// path, which does what RUnlockFast does and jumps to rwRUnlockGo (having
+// changed nothing) or rwRUnlockWake for everything else.
+func rwRUnlockGo(rw *RWMonitor) {
 	g := gid.Get()
 	if r := rw.l.RUnlockFast(g); r != core.RUnlocked {
 		rw.runlockSlow(g, r)
@@ -321,6 +389,10 @@ func (rw *RWMonitor) RUnlock() {
 		rw.orderReleased(g, true)
 	}
 }
+
+// rwRUnlockWake is where the assembly goes when it released the caller's
+// read lock and saw a writer waiting for the readers to leave.
+func rwRUnlockWake(rw *RWMonitor) { rw.l.WakeDrainer() }
 
 // runlockSlow finishes an RUnlock that the inlined fast path did not.
 func (rw *RWMonitor) runlockSlow(g int64, r int) {

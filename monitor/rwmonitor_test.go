@@ -474,4 +474,29 @@ func TestRWMonitorNoAllocs(t *testing.T) {
 	rw.RLock()
 	assert.Zero(t, testing.AllocsPerRun(100, func() { rw.RLock(); rw.RUnlock() }), "re-entrant read pair")
 	rw.RUnlock()
+	release := testutil.HoldReaders(t, 7, rw.RLock, rw.RUnlock)
+	defer release()
+	assert.Zero(t, testing.AllocsPerRun(100, func() { rw.RLock(); rw.RUnlock() }), "read pair, eighth reader, home slot taken")
+	rw.RLock()
+	assert.Zero(t, testing.AllocsPerRun(100, func() { rw.RLock(); rw.RUnlock() }), "re-entrant read pair outside the home slot")
+	rw.RUnlock()
+}
+
+// TestRWMonitorReentrantReadDisplaced: a reader that took another slot
+// because its home slot was taken re-enters there once its home slot is
+// free again (one reader, two holds), and leaves with its last RUnlock.
+func TestRWMonitorReentrantReadDisplaced(t *testing.T) {
+	var rw monitor.RWMonitor
+	release := testutil.HoldReaders(t, 1, rw.RLock, rw.RUnlock)
+	rw.RLock() // displaced
+	release()
+	rw.RLock()
+	assert.Equal(t, 2, rw.ReadHoldCount())
+	assert.Equal(t, 1, rw.Readers())
+	rw.RUnlock()
+	rw.RUnlock()
+	assert.Zero(t, rw.ReadHoldCount())
+	assert.Zero(t, rw.Readers())
+	rw.Lock()
+	rw.Unlock()
 }

@@ -20,8 +20,9 @@ import (
 func BenchmarkRWMutexReadPair(b *testing.B) {
 	b.Run("sync.RWMutex", func(b *testing.B) {
 		var rw sync.RWMutex
+		b.ResetTimer()
 		cpu0 := testutil.CPUTime()
-		for b.Loop() {
+		for range b.N {
 			rw.RLock()
 			rw.RUnlock()
 		}
@@ -30,8 +31,9 @@ func BenchmarkRWMutexReadPair(b *testing.B) {
 	b.Run("mutex.RWMutex", func(b *testing.B) {
 		var rw mutex.RWMutex
 		b.ReportAllocs()
+		b.ResetTimer()
 		cpu0 := testutil.CPUTime()
-		for b.Loop() {
+		for range b.N {
 			rw.RLock()
 			rw.RUnlock()
 		}
@@ -43,8 +45,9 @@ func BenchmarkRWMutexReadPair(b *testing.B) {
 func BenchmarkRWMutexWritePair(b *testing.B) {
 	b.Run("sync.RWMutex", func(b *testing.B) {
 		var rw sync.RWMutex
+		b.ResetTimer()
 		cpu0 := testutil.CPUTime()
-		for b.Loop() {
+		for range b.N {
 			rw.Lock()
 			rw.Unlock()
 		}
@@ -53,8 +56,9 @@ func BenchmarkRWMutexWritePair(b *testing.B) {
 	b.Run("mutex.RWMutex", func(b *testing.B) {
 		var rw mutex.RWMutex
 		b.ReportAllocs()
+		b.ResetTimer()
 		cpu0 := testutil.CPUTime()
-		for b.Loop() {
+		for range b.N {
 			rw.Lock()
 			rw.Unlock()
 		}
@@ -63,28 +67,38 @@ func BenchmarkRWMutexWritePair(b *testing.B) {
 }
 
 // BenchmarkRWMutexReadPairWithReaders is the read pair while seven other
-// goroutines hold the lock for reading: eight readers, the most the inline
-// slots hold without the overflow map.
+// goroutines hold the lock for reading, one of them in the benchmark
+// goroutine's home slot: eight readers, the most the inline slots hold
+// without the overflow map, and the reader displaced from its home slot
+// (the slow path, which must not allocate).
 func BenchmarkRWMutexReadPairWithReaders(b *testing.B) {
 	var rw mutex.RWMutex
-	release := make(chan struct{})
-	var holding, done sync.WaitGroup
-	for range 7 {
-		holding.Add(1)
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			rw.RLock()
-			holding.Done()
-			<-release
-			rw.RUnlock()
-		}()
-	}
-	holding.Wait()
-	defer func() { close(release); done.Wait() }()
+	release := testutil.HoldReaders(b, 7, rw.RLock, rw.RUnlock)
+	defer release()
 	b.ReportAllocs()
+	b.ResetTimer()
 	cpu0 := testutil.CPUTime()
-	for b.Loop() {
+	for range b.N {
+		rw.RLock()
+		rw.RUnlock()
+	}
+	testutil.ReportCPU(b, cpu0)
+}
+
+// BenchmarkRWMutexReadPairBesideDisplaced is the read pair in the
+// benchmark goroutine's home slot while another reader, whose home slot
+// it is too, holds the lock from another slot (it came while the
+// benchmark goroutine was reading).
+func BenchmarkRWMutexReadPairBesideDisplaced(b *testing.B) {
+	var rw mutex.RWMutex
+	rw.RLock()
+	release := testutil.HoldReaders(b, 1, rw.RLock, rw.RUnlock)
+	defer release()
+	rw.RUnlock()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := testutil.CPUTime()
+	for range b.N {
 		rw.RLock()
 		rw.RUnlock()
 	}

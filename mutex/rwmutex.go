@@ -80,11 +80,39 @@ func init() {
 // reading ("read-to-write upgrade"). With deadlock detection on, it panics
 // with a *detect.DeadlockError, without the lock, if waiting would close a
 // cycle of goroutines each waiting for a lock the next holds.
-func (rw *RWMutex) Lock() {
+func (rw *RWMutex) Lock() { rwLock(rw) }
+
+// rwLockGo is Lock in Go. rwLock is either rwLockGo itself or, on amd64,
+// an assembly fast path (rwfast_amd64.s) that does what LockFast does and
+// jumps to rwLockGo, rwLockHeld or rwLockReaders for everything else.
+func rwLockGo(rw *RWMutex) {
 	g := gid.Get()
 	if !rw.l.LockFast(g) {
 		rw.lockSlow(g)
 	}
+	if core.OrderOn() {
+		rw.orderAcquired(g, false, false)
+	}
+}
+
+// rwLockHeld is where the assembly goes when its CompareAndSwap of the
+// writer lock failed: straight to the slow path, as rwLockGo after
+// LockFast fails.
+func rwLockHeld(rw *RWMutex) {
+	g := gid.Get()
+	rw.lockSlow(g)
+	if core.OrderOn() {
+		rw.orderAcquired(g, false, false)
+	}
+}
+
+// rwLockReaders is where the assembly goes when it took the writer lock
+// but found readers in: it lets the writer lock go again, as LockFast
+// does, and takes the slow path, which checks for an upgrade and waits.
+func rwLockReaders(rw *RWMutex) {
+	g := gid.Get()
+	rw.l.Unlock(g)
+	rw.lockSlow(g)
 	if core.OrderOn() {
 		rw.orderAcquired(g, false, false)
 	}
@@ -161,7 +189,10 @@ func (rw *RWMutex) LockContext(ctx context.Context) error {
 // panicked, its next such Unlock panics with an error that also matches
 // that panic value, or returns quietly if the goroutine is exiting by
 // runtime.Goexit (see condvar.Cond.Wait), as Mutex's does.
-func (rw *RWMutex) Unlock() {
+func (rw *RWMutex) Unlock() { rwUnlock(rw) }
+
+// rwUnlockGo is Unlock in Go; rwUnlock is it or its assembly fast path.
+func rwUnlockGo(rw *RWMutex) {
 	g := gid.Get()
 	if !rw.l.Unlock(g) {
 		rw.unlockFailed(g)
@@ -171,6 +202,24 @@ func (rw *RWMutex) Unlock() {
 		rw.orderReleased(g, false)
 	}
 }
+
+// rwUnlockHeld is where the assembly goes when it saw no reader queued
+// and its CompareAndSwap from the caller's ID to 0 failed: writers are
+// queued, or the caller is not the writer.
+func rwUnlockHeld(rw *RWMutex) {
+	g := gid.Get()
+	if !rw.l.UnlockHeld(g) {
+		rw.unlockFailed(g)
+		return
+	}
+	if core.OrderOn() {
+		rw.orderReleased(g, false)
+	}
+}
+
+// rwUnlockWake is where the assembly goes when, having released the
+// write lock, it sees that a reader queued meanwhile: it wakes the queue.
+func rwUnlockWake(rw *RWMutex) { rw.l.WakeQueuedReaders() }
 
 // unlockFailed panics for an Unlock by g, which does not hold the write
 // lock; or, if a Cond wait of g lost its hold (see condvar.Cond.Wait),
@@ -200,11 +249,28 @@ func (rw *RWMutex) unlockFailed(g int64) {
 // for writing ("recursive locking"), whether or not a writer is waiting.
 // With deadlock detection on, it panics with a *detect.DeadlockError,
 // without the lock, if waiting would close a deadlock cycle.
-func (rw *RWMutex) RLock() {
+func (rw *RWMutex) RLock() { rwRLock(rw) }
+
+// rwRLockGo is RLock in Go; rwRLock is it or its assembly fast path,
+// which does what RLockFast does and jumps to rwRLockGo (having changed
+// nothing) or rwRLockRetreat for everything else.
+func rwRLockGo(rw *RWMutex) {
 	g := gid.Get()
 	if !rw.l.RLockFast(g, false) {
 		rw.rlockSlow(g)
 	}
+	if core.OrderOn() {
+		rw.orderAcquired(g, false, true)
+	}
+}
+
+// rwRLockRetreat is where the assembly goes when, having claimed the
+// caller's home slot, it sees that a writer came in meanwhile: it gives
+// the slot back and takes the slow path.
+func rwRLockRetreat(rw *RWMutex) {
+	g := gid.Get()
+	rw.l.RetreatRead(g)
+	rw.rlockSlow(g)
 	if core.OrderOn() {
 		rw.orderAcquired(g, false, true)
 	}
@@ -265,7 +331,12 @@ func (rw *RWMutex) RLockContext(ctx context.Context) error {
 // calling goroutine does not hold rw for reading; rw is left unchanged.
 // Unlike sync.RWMutex, a read lock cannot be released by a goroutine other
 // than the one that took it.
-func (rw *RWMutex) RUnlock() {
+func (rw *RWMutex) RUnlock() { rwRUnlock(rw) }
+
+// rwRUnlockGo is RUnlock in Go; rwRUnlock is it or its assembly fast
+// path, which does what RUnlockFast does and jumps to rwRUnlockGo (having
+// changed nothing) or rwRUnlockWake for everything else.
+func rwRUnlockGo(rw *RWMutex) {
 	g := gid.Get()
 	if r := rw.l.RUnlockFast(g); r != core.RUnlocked {
 		rw.runlockSlow(g, r)
@@ -274,6 +345,10 @@ func (rw *RWMutex) RUnlock() {
 		rw.orderReleased(g, true)
 	}
 }
+
+// rwRUnlockWake is where the assembly goes when it released the caller's
+// read lock and saw a writer waiting for the readers to leave.
+func rwRUnlockWake(rw *RWMutex) { rw.l.WakeDrainer() }
 
 // runlockSlow finishes an RUnlock that the inlined fast path did not.
 func (rw *RWMutex) runlockSlow(g int64, r int) {

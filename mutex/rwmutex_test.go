@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/condvar"
+	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
@@ -520,28 +521,13 @@ func TestRWMutexCond(t *testing.T) {
 }
 
 // TestRWMutexNoAllocs: a read pair allocates nothing while at most eight
-// goroutines hold the lock for reading, and neither does a write pair.
+// goroutines hold the lock for reading, also when another reader holds
+// the caller's home slot, and neither does a write pair.
 func TestRWMutexNoAllocs(t *testing.T) {
 	var rw mutex.RWMutex
-	release := make(chan struct{})
-	holding := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 7 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rw.RLock()
-			holding <- struct{}{}
-			<-release
-			rw.RUnlock()
-		}()
-	}
-	for range 7 {
-		await(t, holding, "reader")
-	}
-	assert.Zero(t, testing.AllocsPerRun(100, func() { rw.RLock(); rw.RUnlock() }), "read pair, eighth reader")
-	close(release)
-	wg.Wait()
+	release := testutil.HoldReaders(t, 7, rw.RLock, rw.RUnlock)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { rw.RLock(); rw.RUnlock() }), "read pair, eighth reader, home slot taken")
+	release()
 	assert.Zero(t, testing.AllocsPerRun(100, func() { rw.Lock(); rw.Unlock() }), "write pair")
 	assert.Zero(t, testing.AllocsPerRun(100, func() { rw.RLock(); rw.RUnlock() }), "read pair")
 }
@@ -562,4 +548,26 @@ func TestRWMutexCondTimeoutAndCancel(t *testing.T) {
 	assert.Zero(t, rw.Readers())
 	rw.Unlock()
 	assert.False(t, rw.Locked())
+}
+
+// TestRWMutexRecursiveReadDisplaced: a reader that took another slot
+// because its home slot was taken is still refused a second read lock
+// once its home slot is free again, and the readers beside it, in their
+// home slots, read as usual.
+func TestRWMutexRecursiveReadDisplaced(t *testing.T) {
+	var rw mutex.RWMutex
+	release := testutil.HoldReaders(t, 1, rw.RLock, rw.RUnlock)
+	rw.RLock() // displaced
+	release()
+	assert.Equal(t, 1, rw.Readers())
+	err, _ := catch(rw.RLock).(error)
+	require.ErrorIs(t, err, mutex.ErrRecursiveLock)
+	assert.Contains(t, err.Error(), "recursive read locking")
+	assert.Equal(t, 1, rw.Readers(), "the refused RLock took no slot")
+	v, _ := onOther(t, func() { rw.RLock(); rw.RUnlock() })
+	assert.Nil(t, v, "another reader beside the displaced one")
+	rw.RUnlock()
+	assert.Zero(t, rw.Readers())
+	rw.Lock()
+	rw.Unlock()
 }
