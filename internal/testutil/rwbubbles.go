@@ -18,7 +18,7 @@ import (
 // RWBubbleLock is a package-level read-write lock under test for sharing
 // across testing/synctest bubbles, and how to observe its queues.
 type RWBubbleLock struct {
-	L         RWFuzzTarget
+	L         RWLock
 	Reentrant bool // RWMonitor: readers re-enter
 	// Queues returns the writers queued on the writer lock and the
 	// readers parked behind a writer; Draining whether a writer waits for

@@ -6,6 +6,7 @@
 package testutil
 
 import (
+	"context"
 	"runtime"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/stretchr/testify/require"
 )
 
 // Liveness is the one generous deadline for anything that must happen
@@ -32,11 +34,35 @@ func GoroutineID() int64 {
 	return id
 }
 
+// AllStacks returns the stacks of all goroutines, as runtime.Stack(buf,
+// true) prints them, however long.
+func AllStacks() string {
+	buf := make([]byte, 64<<10)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
 // Catch runs f and returns what it panicked with, or nil.
 func Catch(f func()) (v any) {
 	defer func() { v = recover() }()
 	f()
 	return nil
+}
+
+// MustPanicErr runs f, requires that it panics with an error, and returns
+// it.
+func MustPanicErr(t testing.TB, f func()) error {
+	t.Helper()
+	v := Catch(f)
+	require.NotNil(t, v, "expected a panic")
+	err, ok := v.(error)
+	require.Truef(t, ok, "panic value %#v (%T) is not an error", v, v)
+	return err
 }
 
 // OnOther runs f on a new goroutine and returns f's panic value (nil if
@@ -79,6 +105,23 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 		}
 		runtime.Gosched()
 	}
+}
+
+// RWLock is the method set that mutex.RWMutex and monitor.RWMonitor
+// share.
+type RWLock interface {
+	Lock()
+	Unlock()
+	RLock()
+	RUnlock()
+	TryLock() bool
+	TryRLock() bool
+	LockContext(context.Context) error
+	RLockContext(context.Context) error
+	Owned() bool
+	ReadOwned() bool
+	Locked() bool
+	Readers() int
 }
 
 // ForEachMode runs f once per detection mode, restoring the configuration
