@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/monitor"
 )
 
@@ -61,11 +62,11 @@ func TestMonitorLockTimeout(t *testing.T) {
 		t.Run("d<=0 is TryLock/"+d.String(), func(t *testing.T) {
 			var m monitor.Monitor
 			m.Lock()
-			r := await(t, lockTimeoutOn(&m, d), "LockTimeout on a held monitor")
+			r := testutil.Await(t, lockTimeoutOn(&m, d), "LockTimeout on a held monitor")
 			assert.Equal(t, lockTimeoutResult{false, 0}, r, "does not wait for a held monitor")
 			assert.Zero(t, monitor.QueueLen(&m), "a zero wait never queues")
 			m.Unlock()
-			r = await(t, lockTimeoutOn(&m, d), "LockTimeout on a free monitor")
+			r = testutil.Await(t, lockTimeoutOn(&m, d), "LockTimeout on a free monitor")
 			assert.Equal(t, lockTimeoutResult{true, 1}, r)
 		})
 	}
@@ -74,12 +75,12 @@ func TestMonitorLockTimeout(t *testing.T) {
 		var m monitor.Monitor
 		m.Lock()
 		m.Lock()
-		res := lockTimeoutOn(&m, liveness)
-		waitFor(t, "LockTimeout queued", func() bool { return monitor.QueueLen(&m) == 1 })
+		res := lockTimeoutOn(&m, testutil.Liveness)
+		testutil.WaitFor(t, "LockTimeout queued", func() bool { return monitor.QueueLen(&m) == 1 })
 		m.Unlock()
 		assert.Equal(t, 1, monitor.QueueLen(&m), "still queued while a hold remains")
 		m.Unlock()
-		assert.Equal(t, lockTimeoutResult{true, 1}, await(t, res, "LockTimeout"))
+		assert.Equal(t, lockTimeoutResult{true, 1}, testutil.Await(t, res, "LockTimeout"))
 		assert.False(t, m.Locked())
 	})
 
@@ -90,7 +91,7 @@ func TestMonitorLockTimeout(t *testing.T) {
 		// The timeout is what is under test, not a synchronization: the
 		// monitor stays held until LockTimeout has returned.
 		start := time.Now()
-		r := await(t, lockTimeoutOn(&m, time.Millisecond), "LockTimeout")
+		r := testutil.Await(t, lockTimeoutOn(&m, time.Millisecond), "LockTimeout")
 		assert.GreaterOrEqual(t, time.Since(start), time.Millisecond, "returned before its time")
 		assert.Equal(t, lockTimeoutResult{false, 0}, r)
 		assert.Equal(t, 2, m.HoldCount(), "a timed-out LockTimeout changed the owner's holds")
@@ -113,23 +114,23 @@ func TestMonitorLockTimeout(t *testing.T) {
 		go func() {
 			b.Lock()
 			close(holdsB)
-			ok := a.LockTimeout(liveness)
+			ok := a.LockTimeout(testutil.Liveness)
 			if ok {
 				a.Unlock()
 			}
 			b.Unlock()
 			other <- ok
 		}()
-		await(t, holdsB, "the other goroutine holding b")
-		waitFor(t, "the other goroutine queued on a", func() bool { return monitor.QueueLen(&a) == 1 })
-		mine := b.LockTimeout(liveness)
+		testutil.Await(t, holdsB, "the other goroutine holding b")
+		testutil.WaitFor(t, "the other goroutine queued on a", func() bool { return monitor.QueueLen(&a) == 1 })
+		mine := b.LockTimeout(testutil.Liveness)
 		if mine {
 			b.Unlock()
 		}
 		a.Unlock()
-		theirs := await(t, other, "the other goroutine's LockTimeout")
+		theirs := testutil.Await(t, other, "the other goroutine's LockTimeout")
 		assert.NotEqual(t, mine, theirs, "exactly one LockTimeout backs off (mine %v, theirs %v)", mine, theirs)
-		r := await(t, reports, "the deadlock report")
+		r := testutil.Await(t, reports, "the deadlock report")
 		assert.Equal(t, detect.Deadlock, r.Kind)
 		assert.False(t, a.Locked())
 		assert.False(t, b.Locked())
@@ -156,14 +157,14 @@ func TestMonitorLockTimeoutRacesUnlock(t *testing.T) {
 			runtime.Gosched()
 		}
 		m.Unlock()
-		r := await(t, res, "LockTimeout")
+		r := testutil.Await(t, res, "LockTimeout")
 		if r.ok {
 			require.Equal(t, 1, r.holds, "round %d: LockTimeout returned true", i)
 		} else {
 			require.Zero(t, r.holds, "round %d: LockTimeout returned false", i)
 		}
-		require.True(t, await(t, second, "the waiter queued in Lock"), "round %d", i)
-		waitFor(t, "monitor free", func() bool { return !m.Locked() })
+		require.True(t, testutil.Await(t, second, "the waiter queued in Lock"), "round %d", i)
+		testutil.WaitFor(t, "monitor free", func() bool { return !m.Locked() })
 		require.Zero(t, monitor.QueueLen(&m), "round %d", i)
 	}
 }
@@ -196,14 +197,14 @@ func TestMonitorLockTimeoutAllocs(t *testing.T) {
 		<-release
 		m.Unlock()
 	}()
-	await(t, held, "the holder")
+	testutil.Await(t, held, "the holder")
 	got := testing.AllocsPerRun(50, func() {
 		if m.LockTimeout(20 * time.Microsecond) {
 			t.Error("LockTimeout got a monitor held by another goroutine")
 		}
 	})
 	close(release)
-	await(t, done, "the holder's Unlock")
+	testutil.Await(t, done, "the holder's Unlock")
 	const waiterAndChannel = 2
 	assert.LessOrEqual(t, got, waiterAndChannel+timer, "more than the waiter and one timer")
 	assert.GreaterOrEqual(t, got, timer, "a parked LockTimeout without its timer?")

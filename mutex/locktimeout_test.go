@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
@@ -47,7 +49,7 @@ func TestMutexLockTimeout(t *testing.T) {
 			var m mutex.Mutex
 			require.True(t, m.LockTimeout(d), "free mutex")
 			assert.True(t, m.Owned())
-			r := await(t, lockTimeoutOn(&m, d), "LockTimeout on a held mutex")
+			r := testutil.Await(t, lockTimeoutOn(&m, d), "LockTimeout on a held mutex")
 			assert.Equal(t, lockTimeoutResult{false, false}, r, "does not wait for a held mutex")
 			assert.Zero(t, mutex.QueueLen(&m), "a zero wait never queues")
 			m.Unlock()
@@ -57,10 +59,10 @@ func TestMutexLockTimeout(t *testing.T) {
 	t.Run("waits for Unlock", func(t *testing.T) {
 		var m mutex.Mutex
 		m.Lock()
-		res := lockTimeoutOn(&m, liveness)
-		waitFor(t, "LockTimeout queued", func() bool { return mutex.QueueLen(&m) == 1 })
+		res := lockTimeoutOn(&m, testutil.Liveness)
+		testutil.WaitFor(t, "LockTimeout queued", func() bool { return mutex.QueueLen(&m) == 1 })
 		m.Unlock()
-		assert.Equal(t, lockTimeoutResult{true, true}, await(t, res, "LockTimeout"))
+		assert.Equal(t, lockTimeoutResult{true, true}, testutil.Await(t, res, "LockTimeout"))
 		assert.False(t, m.Locked())
 	})
 
@@ -70,7 +72,7 @@ func TestMutexLockTimeout(t *testing.T) {
 		// The timeout is what is under test, not a synchronization: the
 		// mutex stays held until LockTimeout has returned.
 		start := time.Now()
-		r := await(t, lockTimeoutOn(&m, time.Millisecond), "LockTimeout")
+		r := testutil.Await(t, lockTimeoutOn(&m, time.Millisecond), "LockTimeout")
 		assert.GreaterOrEqual(t, time.Since(start), time.Millisecond, "returned before its time")
 		assert.Equal(t, lockTimeoutResult{false, false}, r)
 		assert.True(t, m.Owned(), "a timed-out LockTimeout changed the holder")
@@ -95,23 +97,23 @@ func TestMutexLockTimeout(t *testing.T) {
 		go func() {
 			b.Lock()
 			close(holdsB)
-			ok := a.LockTimeout(liveness)
+			ok := a.LockTimeout(testutil.Liveness)
 			if ok {
 				a.Unlock()
 			}
 			b.Unlock()
 			other <- ok
 		}()
-		await(t, holdsB, "the other goroutine holding b")
-		waitFor(t, "the other goroutine queued on a", func() bool { return mutex.QueueLen(&a) == 1 })
-		mine := b.LockTimeout(liveness)
+		testutil.Await(t, holdsB, "the other goroutine holding b")
+		testutil.WaitFor(t, "the other goroutine queued on a", func() bool { return mutex.QueueLen(&a) == 1 })
+		mine := b.LockTimeout(testutil.Liveness)
 		if mine {
 			b.Unlock()
 		}
 		a.Unlock()
-		theirs := await(t, other, "the other goroutine's LockTimeout")
+		theirs := testutil.Await(t, other, "the other goroutine's LockTimeout")
 		assert.NotEqual(t, mine, theirs, "exactly one LockTimeout backs off (mine %v, theirs %v)", mine, theirs)
-		r := await(t, reports, "the deadlock report")
+		r := testutil.Await(t, reports, "the deadlock report")
 		assert.Equal(t, detect.Deadlock, r.Kind)
 		assert.False(t, a.Locked())
 		assert.False(t, b.Locked())
@@ -124,7 +126,7 @@ func TestMutexLockTimeoutRecursive(t *testing.T) {
 	for _, d := range []time.Duration{time.Hour, 0, -1} {
 		var m mutex.Mutex
 		m.Lock()
-		v := catch(func() { m.LockTimeout(d) })
+		v := testutil.Catch(func() { m.LockTimeout(d) })
 		err, ok := v.(error)
 		require.Truef(t, ok, "LockTimeout(%v) by the holder: want an error panic, got %#v", d, v)
 		assert.ErrorIs(t, err, mutex.ErrRecursiveLock, "LockTimeout(%v)", d)
@@ -160,15 +162,15 @@ func TestMutexLockTimeoutRacesUnlock(t *testing.T) {
 			runtime.Gosched()
 		}
 		m.Unlock()
-		r := await(t, res, "LockTimeout")
+		r := testutil.Await(t, res, "LockTimeout")
 		require.Equal(t, r.ok, r.owned, "round %d: LockTimeout returned %v", i, r.ok)
 		if r.ok {
 			won++
 		} else {
 			lost++
 		}
-		require.True(t, await(t, second, "the waiter queued in Lock"), "round %d", i)
-		waitFor(t, "mutex free", func() bool { return !m.Locked() })
+		require.True(t, testutil.Await(t, second, "the waiter queued in Lock"), "round %d", i)
+		testutil.WaitFor(t, "mutex free", func() bool { return !m.Locked() })
 		require.Zero(t, mutex.QueueLen(&m), "round %d", i)
 	}
 	t.Logf("LockTimeout got the mutex in %d rounds and timed out in %d", won, lost)
@@ -204,14 +206,14 @@ func TestMutexLockTimeoutAllocs(t *testing.T) {
 		<-release
 		m.Unlock()
 	}()
-	await(t, held, "the holder")
+	testutil.Await(t, held, "the holder")
 	got := testing.AllocsPerRun(50, func() {
 		if m.LockTimeout(20 * time.Microsecond) {
 			t.Error("LockTimeout got a mutex held by another goroutine")
 		}
 	})
 	close(release)
-	await(t, done, "the holder's Unlock")
+	testutil.Await(t, done, "the holder's Unlock")
 	const waiterAndChannel = 2
 	t.Logf("a LockTimeout that parks and times out: %.1f allocations; a timer: %.1f", got, timer)
 	assert.LessOrEqual(t, got, waiterAndChannel+timer, "more than the waiter and one timer")
@@ -227,7 +229,7 @@ func TestMutexLockTimeoutHammer(t *testing.T) {
 	if testing.Short() {
 		iters = 300
 	}
-	forEachMode(t, func(t *testing.T) {
+	detecttest.ForEachMode(t, func(t *testing.T) {
 		hammer(t, 2, 6, iters, func(m *mutex.Mutex, g, i int) {
 			if (g+i)%2 == 0 {
 				m.Lock()

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/condvar"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -55,8 +57,8 @@ func TestMutexOwnedAndLocked(t *testing.T) {
 		owned <- m.Owned()
 		locked <- m.Locked()
 	}()
-	assert.False(t, await(t, owned, "Owned"), "Owned from a goroutine that does not hold m")
-	assert.True(t, await(t, locked, "Locked"), "Locked from a goroutine that does not hold m")
+	assert.False(t, testutil.Await(t, owned, "Owned"), "Owned from a goroutine that does not hold m")
+	assert.True(t, testutil.Await(t, locked, "Locked"), "Locked from a goroutine that does not hold m")
 	assert.True(t, m.Owned())
 	m.Unlock()
 	assert.False(t, m.Owned())
@@ -73,15 +75,15 @@ func TestMutexLockBlocksUntilUnlock(t *testing.T) {
 		m.Unlock()
 		close(got)
 	}()
-	waitFor(t, "second Lock queued", func() bool { return mutex.QueueLen(&m) == 1 })
+	testutil.WaitFor(t, "second Lock queued", func() bool { return mutex.QueueLen(&m) == 1 })
 	select {
 	case <-got:
 		t.Fatal("Lock returned while the mutex was held")
 	default:
 	}
 	m.Unlock()
-	assert.True(t, await(t, got, "Lock after Unlock"))
-	await(t, got, "Unlock")
+	assert.True(t, testutil.Await(t, got, "Lock after Unlock"))
+	testutil.Await(t, got, "Unlock")
 	assert.False(t, m.Locked())
 	assert.Zero(t, mutex.QueueLen(&m))
 }
@@ -185,18 +187,18 @@ func TestMutexMisuse(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			forEachMode(t, func(t *testing.T) {
+			detecttest.ForEachMode(t, func(t *testing.T) {
 				var m mutex.Mutex
-				self := goroutineID()
+				self := testutil.GoroutineID()
 				if tc.before == heldByMe {
 					m.Lock()
 				}
 				var v any
 				me := self
 				if tc.stranger {
-					v, me = onOther(t, func() { tc.misuse(&m) })
+					v, me = testutil.OnOther(t, func() { tc.misuse(&m) })
 				} else {
-					v = catch(func() { tc.misuse(&m) })
+					v = testutil.Catch(func() { tc.misuse(&m) })
 				}
 				require.NotNil(t, v, "expected a panic")
 				err, ok := v.(error)
@@ -217,7 +219,7 @@ func TestMutexMisuse(t *testing.T) {
 				if tc.before == heldByMe {
 					assert.True(t, m.Owned(), "holder lost the mutex after a misuse panic")
 					assert.True(t, m.Locked())
-					stolen, _ := onOther(t, func() {
+					stolen, _ := testutil.OnOther(t, func() {
 						if m.TryLock() {
 							panic("TryLock succeeded on a held mutex")
 						}
@@ -242,7 +244,7 @@ func TestMutexTryLock(t *testing.T) {
 
 	other := make(chan bool)
 	go func() { other <- m.TryLock() }()
-	assert.False(t, await(t, other, "TryLock by another goroutine"), "TryLock of a mutex held by another goroutine")
+	assert.False(t, testutil.Await(t, other, "TryLock by another goroutine"), "TryLock of a mutex held by another goroutine")
 
 	m.Unlock()
 	go func() {
@@ -252,7 +254,7 @@ func TestMutexTryLock(t *testing.T) {
 		}
 		other <- ok
 	}()
-	assert.True(t, await(t, other, "TryLock after Unlock"))
+	assert.True(t, testutil.Await(t, other, "TryLock after Unlock"))
 	assert.False(t, m.Locked())
 }
 
@@ -296,9 +298,9 @@ func TestMutexLockContext(t *testing.T) {
 			}
 			res <- err
 		}()
-		waitFor(t, "LockContext queued", func() bool { return mutex.QueueLen(&m) == 1 })
+		testutil.WaitFor(t, "LockContext queued", func() bool { return mutex.QueueLen(&m) == 1 })
 		m.Unlock()
-		assert.NoError(t, await(t, res, "LockContext"))
+		assert.NoError(t, testutil.Await(t, res, "LockContext"))
 		assert.False(t, m.Locked())
 	})
 
@@ -339,9 +341,9 @@ func TestMutexLockContext(t *testing.T) {
 				err := m.LockContext(ctx)
 				res <- result{err, m.Owned()}
 			}()
-			waitFor(t, "LockContext queued", func() bool { return mutex.QueueLen(&m) == 1 || ctx.Err() != nil })
+			testutil.WaitFor(t, "LockContext queued", func() bool { return mutex.QueueLen(&m) == 1 || ctx.Err() != nil })
 			tc.stop(cancel)
-			r := await(t, res, "LockContext")
+			r := testutil.Await(t, res, "LockContext")
 			assert.ErrorIs(t, r.err, tc.want)
 			assert.Equal(t, ctx.Err(), r.err, "LockContext returns ctx.Err()")
 			assert.False(t, r.owned, "failed LockContext left the caller holding m")
@@ -383,7 +385,7 @@ func TestMutexLockContextCancelRacesUnlock(t *testing.T) {
 			}
 			res <- r
 		}()
-		waitFor(t, "LockContext queued", func() bool { return mutex.QueueLen(&m) == 1 })
+		testutil.WaitFor(t, "LockContext queued", func() bool { return mutex.QueueLen(&m) == 1 })
 
 		// Every other round, a second goroutine queues behind the first in
 		// plain Lock: it must get the mutex whatever happens to the first.
@@ -395,7 +397,7 @@ func TestMutexLockContextCancelRacesUnlock(t *testing.T) {
 				second <- m.Owned()
 				m.Unlock()
 			}()
-			waitFor(t, "Lock queued", func() bool { return mutex.QueueLen(&m) == 2 })
+			testutil.WaitFor(t, "Lock queued", func() bool { return mutex.QueueLen(&m) == 2 })
 		}
 
 		go cancel()
@@ -404,7 +406,7 @@ func TestMutexLockContextCancelRacesUnlock(t *testing.T) {
 		}
 		m.Unlock()
 
-		r := await(t, res, "LockContext")
+		r := testutil.Await(t, res, "LockContext")
 		if r.err != nil {
 			lost++
 			require.ErrorIs(t, r.err, context.Canceled)
@@ -414,9 +416,9 @@ func TestMutexLockContextCancelRacesUnlock(t *testing.T) {
 			require.True(t, r.owned, "round %d: LockContext succeeded without the lock", i)
 		}
 		if withSecond {
-			require.True(t, await(t, second, "second waiter after a cancelled first"), "round %d", i)
+			require.True(t, testutil.Await(t, second, "second waiter after a cancelled first"), "round %d", i)
 		}
-		ctx2, cancel2 := context.WithTimeout(context.Background(), liveness)
+		ctx2, cancel2 := context.WithTimeout(context.Background(), testutil.Liveness)
 		require.NoError(t, m.LockContext(ctx2), "round %d: mutex not free after the race", i)
 		cancel2()
 		m.Unlock()
@@ -469,7 +471,7 @@ func hammer(t *testing.T, procs, goroutines, iters int, lock func(m *mutex.Mutex
 	close(start)
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	await(t, done, "hammer")
+	testutil.Await(t, done, "hammer")
 	if t.Failed() {
 		return
 	}
@@ -509,7 +511,7 @@ func TestMutexHammer(t *testing.T) {
 	}
 	// The detector's bookkeeping under contention, in every mode.
 	t.Run("modes/procs=2/goroutines=8", func(t *testing.T) {
-		forEachMode(t, func(t *testing.T) { hammer(t, 2, 8, iters/5, lock) })
+		detecttest.ForEachMode(t, func(t *testing.T) { hammer(t, 2, 8, iters/5, lock) })
 	})
 }
 

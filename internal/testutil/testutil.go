@@ -1,19 +1,21 @@
-// Package testutil holds the helpers that the test packages of mutex,
-// monitor, condvar and detect share: goroutine identity parsed
-// independently of the library, panic capture, and waits bounded by one
-// generous liveness deadline (which only turns a hang into a failure;
-// nothing is timed against it).
+// Package testutil holds the helpers that the library's tests share:
+// goroutine identity parsed independently of the library, goroutines
+// started with their panic captured, stack snapshots, and waits bounded by
+// one generous liveness deadline (which only turns a hang into a failure;
+// nothing is timed against it). It imports no package of the library, so
+// that internal/core's own tests can use it; the helpers that configure or
+// observe the detector are in internal/testutil/detecttest.
 package testutil
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/locksmith-go/locksmith/detect"
 	"github.com/stretchr/testify/require"
 )
 
@@ -124,13 +126,70 @@ type RWLock interface {
 	Readers() int
 }
 
-// ForEachMode runs f once per detection mode, restoring the configuration
-// after. The wait-timeout watchdog is kept off.
-func ForEachMode(t *testing.T, f func(t *testing.T)) {
-	for _, m := range []detect.Mode{detect.Off, detect.Cycles, detect.Order} {
-		t.Run("detect="+m.String(), func(t *testing.T) {
-			defer detect.Configure(detect.WithMode(m), detect.WithWaitTimeout(0))()
-			f(t)
-		})
+// Proc is a goroutine started by Spawn, with its ID and its panic value.
+type Proc struct {
+	G     int64         // the goroutine's ID; read after ID or Wait
+	ready chan struct{} // closed once G is set
+	done  chan struct{} // closed when f has returned or panicked
+	v     any           // f's panic value; read after done
+}
+
+// Spawn runs f on a new goroutine, recovering any panic.
+func Spawn(f func()) *Proc {
+	p := &Proc{ready: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.G = GoroutineID()
+		close(p.ready)
+		p.v = Catch(f)
+	}()
+	return p
+}
+
+// ID waits for p to start and returns its goroutine ID.
+func (p *Proc) ID(t testing.TB) int64 {
+	t.Helper()
+	Await(t, p.ready, "goroutine start")
+	return p.G
+}
+
+// Wait waits for p to finish and returns its panic value.
+func (p *Proc) Wait(t testing.TB) any {
+	t.Helper()
+	Await(t, p.done, "goroutine end")
+	return p.v
+}
+
+// GoroutineDump returns the state (as in "goroutine 7 [select]:") and the
+// stack of goroutine g, from one AllStacks snapshot.
+func GoroutineDump(g int64) (state, stack string, ok bool) {
+	head := "goroutine " + strconv.FormatInt(g, 10) + " ["
+	for _, block := range strings.Split(AllStacks(), "\n\n") {
+		if !strings.HasPrefix(block, head) {
+			continue
+		}
+		rest := block[len(head):]
+		end := strings.Index(rest, "]")
+		if end < 0 {
+			return "", block, true
+		}
+		return rest[:end], block, true
 	}
+	return "", "", false
+}
+
+// WaitState waits until goroutine g is blocked (neither running nor
+// runnable) with frame on its stack.
+func WaitState(t testing.TB, g int64, frame string) {
+	t.Helper()
+	WaitFor(t, fmt.Sprintf("goroutine %d blocked in %s", g, frame), func() bool {
+		state, stack, ok := GoroutineDump(g)
+		return ok && state != "running" && state != "runnable" && strings.Contains(stack, frame)
+	})
+}
+
+// CallerLine returns the program counter, file and line of its caller.
+func CallerLine() (pc uintptr, file string, line int) {
+	pc, file, line, _ = runtime.Caller(1)
+	return pc, file, line
 }
