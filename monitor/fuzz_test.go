@@ -51,7 +51,7 @@ var fzMonitor = fm.Subject{
 		m := new(monitor.Monitor)
 		return fm.Instance{
 			Lock:     m,
-			QueueLen: func() int { return monitor.WaitQueueLen(m) },
+			QueueLen: func() int { return monitor.QueueLen(m) },
 			Cond:     fzImplicitCond{m},
 			Do:       m.Do,
 			// The owner creates the implicit condition on first use:

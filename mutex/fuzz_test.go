@@ -35,7 +35,7 @@ var fzMutex = fm.Subject{
 	Pkg:       "mutex",
 	New: func() fm.Instance {
 		m := new(mutex.Mutex)
-		return fm.Instance{Lock: m, QueueLen: func() int { return mutex.WaitQueueLen(m) }}
+		return fm.Instance{Lock: m, QueueLen: func() int { return mutex.QueueLen(m) }}
 	},
 }
 
