@@ -15,6 +15,7 @@ import (
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
+	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -224,179 +225,27 @@ func TestMonitorTryLock(t *testing.T) {
 	assert.False(t, m.Locked())
 }
 
-func TestMonitorLockContext(t *testing.T) {
-	done, cancel := context.WithCancel(context.Background())
-	cancel()
+func TestMonitorLockContext(t *testing.T) { locktest.LockContext(t, timedMonitor) }
 
-	t.Run("free", func(t *testing.T) {
-		var m monitor.Monitor
-		require.NoError(t, m.LockContext(context.Background()))
-		assert.Equal(t, 1, m.HoldCount())
-		m.Unlock()
-	})
-
-	t.Run("owner re-enters", func(t *testing.T) {
-		var m monitor.Monitor
-		m.Lock()
-		require.NoError(t, m.LockContext(context.Background()))
-		assert.Equal(t, 2, m.HoldCount())
-		// Documented: re-entry cannot block, so it succeeds even with a
-		// done context.
-		require.NoError(t, m.LockContext(done))
-		assert.Equal(t, 3, m.HoldCount())
-		for range 3 {
-			m.Unlock()
-		}
-		assert.False(t, m.Locked())
-	})
-
-	t.Run("already cancelled fails even when free", func(t *testing.T) {
-		var m monitor.Monitor
-		assert.ErrorIs(t, m.LockContext(done), context.Canceled)
-		assert.False(t, m.Locked())
-		assert.Zero(t, m.HoldCount())
-	})
-
-	t.Run("waits for release", func(t *testing.T) {
-		var m monitor.Monitor
-		m.Lock()
-		m.Lock()
-		res := make(chan error)
-		go func() {
-			err := m.LockContext(context.Background())
-			if err == nil && m.HoldCount() != 1 {
-				err = fmt.Errorf("hold count %d after LockContext", m.HoldCount())
-			}
-			if err == nil {
-				m.Unlock()
-			}
-			res <- err
-		}()
-		testutil.WaitFor(t, "LockContext queued", func() bool { return monitor.QueueLen(&m) == 1 })
-		m.Unlock()
-		m.Unlock()
-		assert.NoError(t, testutil.Await(t, res, "LockContext"))
-		assert.False(t, m.Locked())
-	})
-
-	for _, tc := range []struct {
-		name string
-		ctx  func() (context.Context, context.CancelFunc)
-		stop func(cancel context.CancelFunc)
-		want error
-	}{
-		{
-			name: "cancel while queued",
-			ctx:  func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
-			stop: func(cancel context.CancelFunc) { cancel() },
-			want: context.Canceled,
-		},
-		{
-			name: "deadline while queued",
-			ctx: func() (context.Context, context.CancelFunc) {
-				return context.WithTimeout(context.Background(), time.Millisecond)
-			},
-			stop: func(context.CancelFunc) {},
-			want: context.DeadlineExceeded,
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var m monitor.Monitor
-			m.Lock()
-			m.Lock()
-			ctx, cancel := tc.ctx()
-			defer cancel()
-			type result struct {
-				err   error
-				holds int
-			}
-			res := make(chan result)
-			go func() {
-				err := m.LockContext(ctx)
-				res <- result{err, m.HoldCount()}
-			}()
-			testutil.WaitFor(t, "LockContext queued", func() bool { return monitor.QueueLen(&m) == 1 || ctx.Err() != nil })
-			tc.stop(cancel)
-			r := testutil.Await(t, res, "LockContext")
-			assert.ErrorIs(t, r.err, tc.want)
-			assert.Equal(t, ctx.Err(), r.err, "LockContext returns ctx.Err()")
-			assert.Zero(t, r.holds, "failed LockContext left the caller holding m")
-			assert.Equal(t, 2, m.HoldCount(), "failed LockContext changed the owner's holds")
-			assert.Zero(t, monitor.QueueLen(&m), "failed LockContext left a queue entry")
-			m.Unlock()
-			m.Unlock()
-			require.True(t, m.TryLock())
-			m.Unlock()
-		})
-	}
+func TestMonitorLockContextCancelRacesUnlock(t *testing.T) {
+	locktest.LockContextCancelRacesUnlock(t, timedMonitor)
 }
 
-// TestMonitorLockContextCancelRacesUnlock: see the Mutex test of the same
-// name. The owner holds the monitor at depth 2 and releases it while the
-// first waiter's context is cancelled.
-func TestMonitorLockContextCancelRacesUnlock(t *testing.T) {
-	rounds := 500
-	if testing.Short() {
-		rounds = 100
+// Re-entry cannot block, so LockContext by the owner succeeds even with a
+// done context, and adds one hold.
+func TestMonitorLockContextReentry(t *testing.T) {
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	var m monitor.Monitor
+	m.Lock()
+	require.NoError(t, m.LockContext(context.Background()))
+	assert.Equal(t, 2, m.HoldCount())
+	require.NoError(t, m.LockContext(done))
+	assert.Equal(t, 3, m.HoldCount())
+	for range 3 {
+		m.Unlock()
 	}
-	var won, lost int
-	for i := range rounds {
-		var m monitor.Monitor
-		m.Lock()
-		m.Lock()
-		ctx, cancel := context.WithCancel(context.Background())
-		type result struct {
-			err   error
-			holds int
-		}
-		res := make(chan result, 1)
-		go func() {
-			err := m.LockContext(ctx)
-			r := result{err, m.HoldCount()}
-			if err == nil {
-				m.Unlock()
-			}
-			res <- r
-		}()
-		testutil.WaitFor(t, "LockContext queued", func() bool { return monitor.QueueLen(&m) == 1 })
-		second := make(chan int, 1)
-		withSecond := i%2 == 0
-		if withSecond {
-			go func() {
-				m.Lock()
-				second <- m.HoldCount()
-				m.Unlock()
-			}()
-			testutil.WaitFor(t, "Lock queued", func() bool { return monitor.QueueLen(&m) == 2 })
-		}
-		m.Unlock()
-		go cancel()
-		if i%4 < 2 {
-			runtime.Gosched()
-		}
-		m.Unlock()
-
-		r := testutil.Await(t, res, "LockContext")
-		if r.err != nil {
-			lost++
-			require.ErrorIs(t, r.err, context.Canceled)
-			require.Zero(t, r.holds, "round %d: LockContext failed but the caller holds m", i)
-		} else {
-			won++
-			require.Equal(t, 1, r.holds, "round %d", i)
-		}
-		if withSecond {
-			require.Equal(t, 1, testutil.Await(t, second, "second waiter after a cancelled first"), "round %d", i)
-		}
-		ctx2, cancel2 := context.WithTimeout(context.Background(), testutil.Liveness)
-		require.NoError(t, m.LockContext(ctx2), "round %d: monitor not free after the race", i)
-		cancel2()
-		m.Unlock()
-		require.False(t, m.Locked())
-		require.Zero(t, monitor.QueueLen(&m))
-		cancel()
-	}
-	t.Logf("LockContext won %d rounds, cancellation won %d", won, lost)
+	assert.False(t, m.Locked())
 }
 
 func TestMonitorDo(t *testing.T) {

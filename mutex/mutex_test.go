@@ -2,12 +2,10 @@ package mutex_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,6 +13,7 @@ import (
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
+	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -258,174 +257,10 @@ func TestMutexTryLock(t *testing.T) {
 	assert.False(t, m.Locked())
 }
 
-func TestMutexLockContext(t *testing.T) {
-	t.Run("free", func(t *testing.T) {
-		var m mutex.Mutex
-		require.NoError(t, m.LockContext(context.Background()))
-		assert.True(t, m.Owned())
-		m.Unlock()
-	})
+func TestMutexLockContext(t *testing.T) { locktest.LockContext(t, timedMutex) }
 
-	t.Run("already cancelled fails even when free", func(t *testing.T) {
-		var m mutex.Mutex
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		assert.ErrorIs(t, m.LockContext(ctx), context.Canceled)
-		assert.False(t, m.Locked())
-	})
-
-	t.Run("already expired fails even when free", func(t *testing.T) {
-		var m mutex.Mutex
-		ctx, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
-		defer cancel()
-		assert.ErrorIs(t, m.LockContext(ctx), context.DeadlineExceeded)
-		assert.False(t, m.Locked())
-	})
-
-	t.Run("waits for Unlock", func(t *testing.T) {
-		var m mutex.Mutex
-		m.Lock()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		res := make(chan error)
-		go func() {
-			err := m.LockContext(ctx)
-			if err == nil && !m.Owned() {
-				err = errors.New("LockContext returned nil without the lock")
-			}
-			if err == nil {
-				m.Unlock()
-			}
-			res <- err
-		}()
-		testutil.WaitFor(t, "LockContext queued", func() bool { return mutex.QueueLen(&m) == 1 })
-		m.Unlock()
-		assert.NoError(t, testutil.Await(t, res, "LockContext"))
-		assert.False(t, m.Locked())
-	})
-
-	for _, tc := range []struct {
-		name string
-		ctx  func() (context.Context, context.CancelFunc)
-		stop func(cancel context.CancelFunc) // ends the wait
-		want error
-	}{
-		{
-			name: "cancel while queued",
-			ctx:  func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
-			stop: func(cancel context.CancelFunc) { cancel() },
-			want: context.Canceled,
-		},
-		{
-			name: "deadline while queued",
-			// The deadline is what is under test, not a synchronization:
-			// the mutex stays held until the deadline has passed.
-			ctx: func() (context.Context, context.CancelFunc) {
-				return context.WithTimeout(context.Background(), time.Millisecond)
-			},
-			stop: func(context.CancelFunc) {},
-			want: context.DeadlineExceeded,
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var m mutex.Mutex
-			m.Lock()
-			ctx, cancel := tc.ctx()
-			defer cancel()
-			type result struct {
-				err   error
-				owned bool
-			}
-			res := make(chan result)
-			go func() {
-				err := m.LockContext(ctx)
-				res <- result{err, m.Owned()}
-			}()
-			testutil.WaitFor(t, "LockContext queued", func() bool { return mutex.QueueLen(&m) == 1 || ctx.Err() != nil })
-			tc.stop(cancel)
-			r := testutil.Await(t, res, "LockContext")
-			assert.ErrorIs(t, r.err, tc.want)
-			assert.Equal(t, ctx.Err(), r.err, "LockContext returns ctx.Err()")
-			assert.False(t, r.owned, "failed LockContext left the caller holding m")
-			assert.True(t, m.Owned(), "failed LockContext changed the holder")
-			assert.Zero(t, mutex.QueueLen(&m), "failed LockContext left a queue entry")
-			m.Unlock()
-			assert.False(t, m.Locked())
-			require.True(t, m.TryLock())
-			m.Unlock()
-		})
-	}
-}
-
-// TestMutexLockContextCancelRacesUnlock cancels a queued LockContext at
-// the moment the holder unlocks. Whatever wins, the waiter either holds the
-// mutex with a nil error or does not hold it with ctx.Err(); a wakeup that
-// reached the cancelled waiter is handed on to the next waiter; and the
-// mutex ends free and usable.
 func TestMutexLockContextCancelRacesUnlock(t *testing.T) {
-	rounds := 500
-	if testing.Short() {
-		rounds = 100
-	}
-	var won, lost int
-	for i := range rounds {
-		var m mutex.Mutex
-		m.Lock()
-		ctx, cancel := context.WithCancel(context.Background())
-		type result struct {
-			err   error
-			owned bool
-		}
-		res := make(chan result, 1)
-		go func() {
-			err := m.LockContext(ctx)
-			r := result{err, m.Owned()}
-			if err == nil {
-				m.Unlock()
-			}
-			res <- r
-		}()
-		testutil.WaitFor(t, "LockContext queued", func() bool { return mutex.QueueLen(&m) == 1 })
-
-		// Every other round, a second goroutine queues behind the first in
-		// plain Lock: it must get the mutex whatever happens to the first.
-		second := make(chan bool, 1)
-		withSecond := i%2 == 0
-		if withSecond {
-			go func() {
-				m.Lock()
-				second <- m.Owned()
-				m.Unlock()
-			}()
-			testutil.WaitFor(t, "Lock queued", func() bool { return mutex.QueueLen(&m) == 2 })
-		}
-
-		go cancel()
-		if i%4 < 2 {
-			runtime.Gosched()
-		}
-		m.Unlock()
-
-		r := testutil.Await(t, res, "LockContext")
-		if r.err != nil {
-			lost++
-			require.ErrorIs(t, r.err, context.Canceled)
-			require.False(t, r.owned, "round %d: LockContext failed but the caller holds m", i)
-		} else {
-			won++
-			require.True(t, r.owned, "round %d: LockContext succeeded without the lock", i)
-		}
-		if withSecond {
-			require.True(t, testutil.Await(t, second, "second waiter after a cancelled first"), "round %d", i)
-		}
-		ctx2, cancel2 := context.WithTimeout(context.Background(), testutil.Liveness)
-		require.NoError(t, m.LockContext(ctx2), "round %d: mutex not free after the race", i)
-		cancel2()
-		m.Unlock()
-		require.Zero(t, mutex.QueueLen(&m))
-		cancel()
-	}
-	t.Logf("LockContext won %d rounds, cancellation won %d", won, lost)
+	locktest.LockContextCancelRacesUnlock(t, timedMutex)
 }
 
 // hammer runs goroutines goroutines, each taking m iters times through

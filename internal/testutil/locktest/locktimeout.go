@@ -4,6 +4,7 @@
 package locktest
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ type TimedLock interface {
 	sync.Locker
 	TryLock() bool
 	LockTimeout(time.Duration) bool
+	LockContext(context.Context) error
 	Locked() bool
 	Owned() bool
 }
