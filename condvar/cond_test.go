@@ -16,7 +16,7 @@ import (
 
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/internal/testutil"
-	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
+	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -313,7 +313,7 @@ func TestCondMisuse(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			for _, op := range ops {
 				t.Run(op.name, func(t *testing.T) {
-					detecttest.ForEachMode(t, func(t *testing.T) {
+					locktest.ForEachMode(t, func(t *testing.T) {
 						t.Run("free, with a waiter", func(t *testing.T) {
 							l, _ := k.new()
 							c := condvar.New(l)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/internal/testutil"
-	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
@@ -156,7 +155,7 @@ func TestMonitorMisuse(t *testing.T) {
 		{"NotifyAll", "notify", (*monitor.Monitor).NotifyAll},
 	} {
 		t.Run(op.name, func(t *testing.T) {
-			detecttest.ForEachMode(t, func(t *testing.T) {
+			locktest.ForEachMode(t, func(t *testing.T) {
 				t.Run("free", func(t *testing.T) {
 					var m monitor.Monitor
 					v, me := testutil.OnOther(t, func() { op.call(&m) })
@@ -510,7 +509,7 @@ func TestMonitorHoldCountRestoredAfterWait(t *testing.T) {
 		},
 	} {
 		t.Run(wk.name, func(t *testing.T) {
-			detecttest.ForEachMode(t, func(t *testing.T) {
+			locktest.ForEachMode(t, func(t *testing.T) {
 				for _, name := range []string{"implicit", "NewCond", "condvar"} {
 					t.Run(name, func(t *testing.T) {
 						var m monitor.Monitor
@@ -655,7 +654,7 @@ func TestMonitorHammer(t *testing.T) {
 	}
 	// The detector's bookkeeping under contention, in every mode.
 	t.Run("modes/procs=2/goroutines=8", func(t *testing.T) {
-		detecttest.ForEachMode(t, func(t *testing.T) { hammer(t, 2, 8, iters/5, lock) })
+		locktest.ForEachMode(t, func(t *testing.T) { hammer(t, 2, 8, iters/5, lock) })
 	})
 }
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/internal/testutil"
-	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
+	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/monitor"
 )
 
@@ -105,7 +105,7 @@ func TestRWMonitorMisuse(t *testing.T) {
 			sentinel: monitor.ErrNotOwner, msg: func(me, _ int64) []string { return []string{"holds no read lock"} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			detecttest.ForEachMode(t, func(t *testing.T) {
+			locktest.ForEachMode(t, func(t *testing.T) {
 				var rw monitor.RWMonitor
 				self := testutil.GoroutineID()
 				for range tc.before.w {
@@ -199,7 +199,7 @@ func TestRWMonitorReentry(t *testing.T) {
 // a first-time reader queues behind the writer; the writer goes when the
 // reader has released every hold.
 func TestRWMonitorReentrantReadPassesQueuedWriter(t *testing.T) {
-	detecttest.ForEachMode(t, func(t *testing.T) {
+	locktest.ForEachMode(t, func(t *testing.T) {
 		var rw monitor.RWMonitor
 		rw.RLock()
 		order := make(chan string, 4)

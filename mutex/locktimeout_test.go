@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/internal/testutil"
-	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -59,7 +58,7 @@ func TestMutexLockTimeoutHammer(t *testing.T) {
 	if testing.Short() {
 		iters = 300
 	}
-	detecttest.ForEachMode(t, func(t *testing.T) {
+	locktest.ForEachMode(t, func(t *testing.T) {
 		hammer(t, 2, 6, iters, func(m *mutex.Mutex, g, i int) {
 			if (g+i)%2 == 0 {
 				m.Lock()

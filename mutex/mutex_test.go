@@ -12,7 +12,6 @@ import (
 
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/internal/testutil"
-	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
@@ -186,7 +185,7 @@ func TestMutexMisuse(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			detecttest.ForEachMode(t, func(t *testing.T) {
+			locktest.ForEachMode(t, func(t *testing.T) {
 				var m mutex.Mutex
 				self := testutil.GoroutineID()
 				if tc.before == heldByMe {
@@ -346,7 +345,7 @@ func TestMutexHammer(t *testing.T) {
 	}
 	// The detector's bookkeeping under contention, in every mode.
 	t.Run("modes/procs=2/goroutines=8", func(t *testing.T) {
-		detecttest.ForEachMode(t, func(t *testing.T) { hammer(t, 2, 8, iters/5, lock) })
+		locktest.ForEachMode(t, func(t *testing.T) { hammer(t, 2, 8, iters/5, lock) })
 	})
 }
 

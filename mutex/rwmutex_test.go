@@ -14,7 +14,7 @@ import (
 
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/internal/testutil"
-	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
+	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
@@ -159,7 +159,7 @@ func TestRWMutexMisuse(t *testing.T) {
 			msg: func(me, _ int64) []string { return []string{"holds no read lock", fmt.Sprintf("goroutine %d", me)} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			detecttest.ForEachMode(t, func(t *testing.T) {
+			locktest.ForEachMode(t, func(t *testing.T) {
 				var rw mutex.RWMutex
 				self := testutil.GoroutineID()
 				switch tc.before {
@@ -292,7 +292,7 @@ func TestRWMutexWriterPreference(t *testing.T) {
 }
 
 func TestRWMutexLockContextCancelledWhileDraining(t *testing.T) {
-	detecttest.ForEachMode(t, func(t *testing.T) {
+	locktest.ForEachMode(t, func(t *testing.T) {
 		var rw mutex.RWMutex
 		rw.RLock()
 		ctx, cancel := context.WithCancel(context.Background())
@@ -320,7 +320,7 @@ func TestRWMutexLockContextCancelledWhileDraining(t *testing.T) {
 }
 
 func TestRWMutexRLockContextCancelledWhileQueued(t *testing.T) {
-	detecttest.ForEachMode(t, func(t *testing.T) {
+	locktest.ForEachMode(t, func(t *testing.T) {
 		var rw mutex.RWMutex
 		rw.Lock()
 		ctx, cancel := context.WithCancel(context.Background())

@@ -13,9 +13,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -192,4 +194,50 @@ func WaitState(t testing.TB, g int64, frame string) {
 func CallerLine() (pc uintptr, file string, line int) {
 	pc, file, line, _ = runtime.Caller(1)
 	return pc, file, line
+}
+
+// Usable checks, from another goroutine, that l is free and can be locked
+// and unlocked.
+func Usable(t testing.TB, l interface {
+	sync.Locker
+	TryLock() bool
+	Locked() bool
+}) {
+	t.Helper()
+	assert.False(t, l.Locked(), "still locked")
+	OnOther(t, func() {
+		if assert.True(t, l.TryLock(), "TryLock from another goroutine") {
+			l.Unlock()
+		}
+	})
+}
+
+// RaceOrder runs cancel and act (an Unlock or a Signal, which the caller
+// must make: it holds the lock) in an order that depends on round: cancel
+// first, act first, or both at once, cancel from another goroutine. A
+// cancellation takes effect on another goroutine anyway (context.AfterFunc,
+// or the waiter noticing), so each order still races; the mix moves the
+// odds.
+//
+// settle, if not nil, runs between cancel and act when cancel goes first:
+// it waits for the cancellation to take effect, so that act certainly
+// comes after it.
+func RaceOrder(round int, cancel, settle, act func()) {
+	switch round % 3 {
+	case 0:
+		cancel()
+		if settle != nil {
+			settle()
+		}
+		act()
+	case 1:
+		act()
+		cancel()
+	case 2:
+		start, done := make(chan struct{}), make(chan struct{})
+		go func() { <-start; cancel(); close(done) }()
+		close(start)
+		act()
+		<-done
+	}
 }

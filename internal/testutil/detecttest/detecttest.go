@@ -24,17 +24,6 @@ import (
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
-// ForEachMode runs f once per detection mode, restoring the configuration
-// after. The wait-timeout watchdog is kept off.
-func ForEachMode(t *testing.T, f func(t *testing.T)) {
-	for _, m := range []detect.Mode{detect.Off, detect.Cycles, detect.Order} {
-		t.Run("detect="+m.String(), func(t *testing.T) {
-			defer detect.Configure(detect.WithMode(m), detect.WithWaitTimeout(0))()
-			f(t)
-		})
-	}
-}
-
 // BlockedOn returns the IDs of the goroutines registered as blocked on l,
 // a locksmith lock, so that tests can wait for a goroutine to park without
 // sleeping. A goroutine counts once it has registered, before its
