@@ -38,8 +38,8 @@ func fzCondFuzz(f *testing.F, s fm.Subject) {
 
 // fzWaitMisuse is a Cond's misuse: Wait without holding its owner-aware
 // lock.
-func fzWaitMisuse(g, _ int64) (error, string) {
-	return condvar.ErrNotOwner, fmt.Sprintf("condvar: wait without holding the lock (goroutine %d)", g)
+func fzWaitMisuse(g, _ int64) (string, error) {
+	return fmt.Sprintf("condvar: wait without holding the lock (goroutine %d)", g), condvar.ErrNotOwner
 }
 
 // fzCondOn returns the Instance of a Cond on l, a locksmith lock.

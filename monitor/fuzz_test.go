@@ -33,9 +33,9 @@ func FuzzMonitor(f *testing.F) {
 
 // fzMonitorMisuse is the misuse of op by a goroutine that does not hold
 // the monitor.
-func fzMonitorMisuse(op string) func(g, holder int64) (error, string) {
-	return func(g, holder int64) (error, string) {
-		return monitor.ErrNotOwner, fm.LockMisuse("monitor", op, g, holder)
+func fzMonitorMisuse(op string) func(g, holder int64) (string, error) {
+	return func(g, holder int64) (string, error) {
+		return fm.LockMisuse("monitor", op, g, holder), monitor.ErrNotOwner
 	}
 }
 

@@ -128,13 +128,13 @@ type Subject struct {
 	Recursive, NotOwner error
 	Reentrant           bool
 	Pkg                 string
-	// WaitMisuse returns the sentinel and message of a wait by goroutine
+	// WaitMisuse returns the message and sentinel of a wait by goroutine
 	// g that does not hold the lock (held by goroutine holder, or 0); nil
 	// when such a wait cannot be made safely (on a *sync.Mutex it unlocks
 	// an unlocked mutex, a fatal error). SignalMisuse is the same for
 	// Signal and Broadcast, nil when they work without the lock, as
 	// sync.Cond's do.
-	WaitMisuse, SignalMisuse func(g, holder int64) (sentinel error, msg string)
+	WaitMisuse, SignalMisuse func(g, holder int64) (msg string, sentinel error)
 	New                      func() Instance
 }
 
@@ -580,7 +580,7 @@ func (d *driver) do(op Op, k int) {
 		}
 		switch {
 		case !holding:
-			sentinel, msg := d.s.WaitMisuse(g, d.holder())
+			msg, sentinel := d.s.WaitMisuse(g, d.holder())
 			d.run(k, f, d.expectPanic(k, sentinel, msg))
 		case op == WaitZero:
 			// Returns false at once, without releasing the lock.
@@ -601,7 +601,7 @@ func (d *driver) do(op Op, k int) {
 			f = func() out { c.Broadcast(); return out{} }
 		}
 		if !holding && d.s.SignalMisuse != nil {
-			sentinel, msg := d.s.SignalMisuse(g, d.holder())
+			msg, sentinel := d.s.SignalMisuse(g, d.holder())
 			d.run(k, f, d.expectPanic(k, sentinel, msg))
 			return
 		}
