@@ -145,7 +145,7 @@ func TestMemoryBounded(t *testing.T) {
 	lockPair(&anchor, new(mutex.Mutex))
 	waitForGC(t, "warm-up", func() bool { return true })
 	base := detect.ReadStats()
-	heapBefore := baseline()
+	heapBefore := testutil.HeapBaseline()
 
 	var peak detect.Stats
 	t0 := time.Now()
@@ -167,28 +167,10 @@ func TestMemoryBounded(t *testing.T) {
 	t.Logf("%d locks in %v; baseline %+v; largest seen %+v", n, time.Since(t0), base, peak)
 	t0 = time.Now()
 	waitForGC(t, "tables back near the baseline", func() bool { return near(detect.ReadStats(), base, 64) })
-	mib := retainedMiB(heapBefore)
+	mib := testutil.RetainedMiB(heapBefore)
 	t.Logf("after collection (%v): %+v; heap in use %+.1f MiB", time.Since(t0), detect.ReadStats(), mib)
 	assert.Less(t, mib, 16.0, "heap after GC stays flat")
 	runtime.KeepAlive(&anchor)
-}
-
-// retainedMiB returns how much more heap is in use, after collection, than
-// before.
-func retainedMiB(before runtime.MemStats) float64 {
-	runtime.GC()
-	runtime.GC()
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	return (float64(after.HeapInuse) - float64(before.HeapInuse)) / (1 << 20)
-}
-
-func baseline() runtime.MemStats {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms
 }
 
 // TestExitedHoldersReclaimed: goroutines that exit holding a lock of their
@@ -205,7 +187,7 @@ func TestExitedHoldersReclaimed(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			detecttest.Configure(t, detect.WithMode(mode))
 			waitForGC(t, "records of earlier tests reclaimed", func() bool { return detect.ReadStats().HoldingGs == 0 })
-			heapBefore := baseline()
+			heapBefore := testutil.HeapBaseline()
 			var collected atomic.Int32
 			const batch = 1000
 			for i := 0; i < n; i += batch {
@@ -223,7 +205,7 @@ func TestExitedHoldersReclaimed(t *testing.T) {
 			}
 			waitForGC(t, "every lock collected", func() bool { return collected.Load() == int32(n) })
 			waitForGC(t, "every record reclaimed", func() bool { return detect.ReadStats().HoldingGs == 0 })
-			mib := retainedMiB(heapBefore)
+			mib := testutil.RetainedMiB(heapBefore)
 			t.Logf("%d goroutines exited holding a lock: heap in use %+.1f MiB; %+v", n, mib, detect.ReadStats())
 			assert.Less(t, mib, 4.0, "heap after GC stays flat")
 		})
@@ -243,7 +225,7 @@ func TestModeSwitchWhileHeldReclaimed(t *testing.T) {
 	detecttest.Configure(t, detect.WithMode(detect.Order))
 	waitForGC(t, "records of earlier tests reclaimed", func() bool { return detect.ReadStats().HoldingGs == 0 })
 	var shared mutex.Mutex // long-lived
-	heapBefore := baseline()
+	heapBefore := testutil.HeapBaseline()
 	var collected atomic.Int32
 	holding := make(chan struct{}, n)
 	switched := make(chan struct{})
@@ -283,7 +265,7 @@ func TestModeSwitchWhileHeldReclaimed(t *testing.T) {
 
 	waitForGC(t, "every lock collected", func() bool { return collected.Load() == int32(n) })
 	waitForGC(t, "every record reclaimed", func() bool { return detect.ReadStats().HoldingGs == 0 })
-	mib := retainedMiB(heapBefore)
+	mib := testutil.RetainedMiB(heapBefore)
 	t.Logf("after %d goroutines across a mode switch: heap in use %+.1f MiB; %+v", n, mib, detect.ReadStats())
 	assert.Less(t, mib, 4.0, "heap after GC stays flat")
 	// The shared lock works as ever, with no stale record behind.

@@ -18,22 +18,6 @@ import (
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
-// lockPair takes a then b on the calling goroutine and releases both.
-func lockPair(a, b sync.Locker) {
-	a.Lock()
-	b.Lock()
-	b.Unlock()
-	a.Unlock()
-}
-
-// onGoroutine runs f on a new goroutine and waits for it.
-func onGoroutine(t testing.TB, f func()) int64 {
-	t.Helper()
-	p := testutil.Spawn(f)
-	require.Nil(t, p.Wait(t))
-	return p.G
-}
-
 // checkOrderReport checks a LockOrder report for the cycle of lock names
 // want (want[0] -> want[1] -> ... -> want[0]), closed by the last step.
 func checkOrderReport(t *testing.T, r *detect.Report, closer int64, want ...string) {
@@ -75,15 +59,15 @@ func TestOrderInversion(t *testing.T) {
 				a, b := detecttest.Named(kinds[0], "a"), detecttest.Named(kinds[1], "b")
 				var first, second int64
 				if sameGoroutine {
-					first = onGoroutine(t, func() {
+					first = testutil.OnOtherOK(t, func() {
 						lockPair(a, b)
 						lockPair(b, a)
 					})
 					second = first
 				} else {
-					first = onGoroutine(t, func() { lockPair(a, b) })
+					first = testutil.OnOtherOK(t, func() { lockPair(a, b) })
 					require.Empty(t, rec.All())
-					second = onGoroutine(t, func() { lockPair(b, a) })
+					second = testutil.OnOtherOK(t, func() { lockPair(b, a) })
 				}
 				reps := rec.All()
 				require.Len(t, reps, 1, "%s", rec)
@@ -117,10 +101,10 @@ func TestOrderLongCycles(t *testing.T) {
 				locks[i] = detecttest.Named([]string{"mutex", "monitor"}[i%2], names[i])
 			}
 			for i := 0; i < n-1; i++ {
-				onGoroutine(t, func() { lockPair(locks[i], locks[i+1]) })
+				testutil.OnOtherOK(t, func() { lockPair(locks[i], locks[i+1]) })
 			}
 			require.Empty(t, rec.All(), "a chain is not a cycle")
-			closer := onGoroutine(t, func() { lockPair(locks[n-1], locks[0]) })
+			closer := testutil.OnOtherOK(t, func() { lockPair(locks[n-1], locks[0]) })
 			reps := rec.All()
 			require.Len(t, reps, 1, "%s", rec)
 			checkOrderReport(t, reps[0], closer, names...)
@@ -229,12 +213,12 @@ func TestOrderFailedTryLockKeepsHolder(t *testing.T) {
 	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 	a, b := detecttest.Named("mutex", "a").(*mutex.Mutex), detecttest.Named("mutex", "b")
 	a.Lock()
-	onGoroutine(t, func() { assert.False(t, a.TryLock()) })
+	testutil.OnOtherOK(t, func() { assert.False(t, a.TryLock()) })
 	b.Lock()
 	b.Unlock()
 	a.Unlock()
 	assert.True(t, detect.HasEdge(a, b))
-	onGoroutine(t, func() { lockPair(b, a) })
+	testutil.OnOtherOK(t, func() { lockPair(b, a) })
 	require.Len(t, rec.All(), 1, "%s", rec)
 }
 
@@ -306,9 +290,9 @@ func TestOrderNearestLockFindsInversions(t *testing.T) {
 				}
 				outer.Unlock()
 			}
-			onGoroutine(t, func() { nest(a, b, "a", between.first, "x") })
+			testutil.OnOtherOK(t, func() { nest(a, b, "a", between.first, "x") })
 			require.Empty(t, rec.All())
-			closer := onGoroutine(t, func() { nest(b, a, "b", between.second, "y") })
+			closer := testutil.OnOtherOK(t, func() { nest(b, a, "b", between.second, "y") })
 			reps := rec.All()
 			require.Len(t, reps, 1, "%s", rec)
 			checkOrderReport(t, reps[0], closer, want...)
@@ -324,7 +308,7 @@ func TestOrderNearestLockFindsInversions(t *testing.T) {
 func TestOrderModeSwitchWhileHolding(t *testing.T) {
 	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 	a, b := detecttest.Named("mutex", "a"), detecttest.Named("mutex", "b")
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		b.Lock()
 		a.Lock()
 		restore := detect.Configure(detect.WithMode(detect.Cycles))
@@ -517,4 +501,14 @@ func TestOrderRandomAgainstModel(t *testing.T) {
 			require.Empty(t, detect.OrderConsistent())
 		})
 	}
+}
+
+// lockPair takes a then b on the calling goroutine and releases both. It
+// is this package's own function: the detector names a problem by its
+// first frame outside the library, which a helper under internal/ is not.
+func lockPair(a, b sync.Locker) {
+	a.Lock()
+	b.Lock()
+	b.Unlock()
+	a.Unlock()
 }

@@ -75,7 +75,7 @@ func TestPanicReporter(t *testing.T) {
 	transfer(a, b, 1)
 	var v any
 	var ownerA, ownerB int64
-	closer := onGoroutine(t, func() {
+	closer := testutil.OnOtherOK(t, func() {
 		v = testutil.Catch(func() { transfer(b, a, 1) })
 		ownerA, ownerB = detect.OwnerOf(&a.mu), detect.OwnerOf(&b.mu)
 		releaseIfHeld(&a.mu)

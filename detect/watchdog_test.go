@@ -112,7 +112,7 @@ func TestWaitTimeoutHolderExited(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			rec := detecttest.Configure(t, detect.WithMode(mode), detect.WithWaitTimeout(waitTimeout))
 			mu := detecttest.Named("mutex", "orphan").(*mutex.Mutex)
-			holder := onGoroutine(t, func() { mu.Lock() })
+			holder := testutil.OnOtherOK(t, func() { mu.Lock() })
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			errc := make(chan error, 1)

@@ -561,65 +561,6 @@ func TestMonitorHoldCountRestoredAfterWait(t *testing.T) {
 	}
 }
 
-// hammer runs goroutines goroutines on GOMAXPROCS procs, each entering m
-// iters times through lock and re-entering once inside, and checks mutual
-// exclusion with plain, unsynchronized variables (see the Mutex hammer).
-func hammer(t *testing.T, procs, goroutines, iters int, lock func(m *monitor.Monitor, g, i int)) {
-	t.Helper()
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-	var (
-		m       monitor.Monitor
-		counter int  // guarded by m
-		inside  bool // guarded by m
-		overlap int  // guarded by m
-		badHold int  // guarded by m
-		wg      sync.WaitGroup
-	)
-	start := make(chan struct{})
-	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// A panic from lock (it holds nothing then) fails the test
-			// instead of killing the test binary; the other goroutines
-			// finish their rounds.
-			defer func() {
-				if v := recover(); v != nil {
-					t.Errorf("goroutine %d: lock panicked: %v", g, v)
-				}
-			}()
-			<-start
-			for i := range iters {
-				lock(&m, g, i)
-				m.Lock()
-				if inside {
-					overlap++
-				}
-				if m.HoldCount() != 2 {
-					badHold++
-				}
-				inside = true
-				counter++
-				inside = false
-				m.Unlock()
-				m.Unlock()
-			}
-		}()
-	}
-	close(start)
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	testutil.Await(t, done, "hammer")
-	if t.Failed() {
-		return
-	}
-	assert.Equal(t, goroutines*iters, counter)
-	assert.Zero(t, overlap)
-	assert.Zero(t, badHold)
-	assert.False(t, m.Locked())
-	assert.Zero(t, monitor.QueueLen(&m))
-}
-
 func TestMonitorHammer(t *testing.T) {
 	iters := 5000
 	if testing.Short() {
@@ -649,12 +590,12 @@ func TestMonitorHammer(t *testing.T) {
 		{1, 4}, {2, 2}, {2, 8}, {4, 16},
 	} {
 		t.Run(fmt.Sprintf("procs=%d/goroutines=%d", tc.procs, tc.goroutines), func(t *testing.T) {
-			hammer(t, tc.procs, tc.goroutines, iters, lock)
+			locktest.Hammer(t, timedMonitor, tc.procs, tc.goroutines, iters, lock)
 		})
 	}
 	// The detector's bookkeeping under contention, in every mode.
 	t.Run("modes/procs=2/goroutines=8", func(t *testing.T) {
-		locktest.ForEachMode(t, func(t *testing.T) { hammer(t, 2, 8, iters/5, lock) })
+		locktest.ForEachMode(t, func(t *testing.T) { locktest.Hammer(t, timedMonitor, 2, 8, iters/5, lock) })
 	})
 }
 

@@ -59,7 +59,7 @@ func TestMutexLockTimeoutHammer(t *testing.T) {
 		iters = 300
 	}
 	locktest.ForEachMode(t, func(t *testing.T) {
-		hammer(t, 2, 6, iters, func(m *mutex.Mutex, g, i int) {
+		locktest.Hammer(t, timedMutex, 2, 6, iters, func(m *mutex.Mutex, g, i int) {
 			if (g+i)%2 == 0 {
 				m.Lock()
 				return

@@ -262,59 +262,6 @@ func TestMutexLockContextCancelRacesUnlock(t *testing.T) {
 	locktest.LockContextCancelRacesUnlock(t, timedMutex)
 }
 
-// hammer runs goroutines goroutines, each taking m iters times through
-// lock, on GOMAXPROCS procs, and checks mutual exclusion with plain,
-// unsynchronized variables: the race detector reports any overlap of two
-// critical sections, and without it the counts catch lost updates.
-func hammer(t *testing.T, procs, goroutines, iters int, lock func(m *mutex.Mutex, g, i int)) {
-	t.Helper()
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-	var (
-		m       mutex.Mutex
-		counter int  // guarded by m
-		inside  bool // guarded by m
-		overlap int  // guarded by m
-		wg      sync.WaitGroup
-	)
-	start := make(chan struct{})
-	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// A panic from lock (it holds nothing then) fails the test
-			// instead of killing the test binary; the other goroutines
-			// finish their rounds.
-			defer func() {
-				if v := recover(); v != nil {
-					t.Errorf("goroutine %d: lock panicked: %v", g, v)
-				}
-			}()
-			<-start
-			for i := range iters {
-				lock(&m, g, i)
-				if inside {
-					overlap++
-				}
-				inside = true
-				counter++
-				inside = false
-				m.Unlock()
-			}
-		}()
-	}
-	close(start)
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	testutil.Await(t, done, "hammer")
-	if t.Failed() {
-		return
-	}
-	assert.Equal(t, goroutines*iters, counter)
-	assert.Zero(t, overlap)
-	assert.False(t, m.Locked())
-	assert.Zero(t, mutex.QueueLen(&m))
-}
-
 func TestMutexHammer(t *testing.T) {
 	iters := 5000
 	if testing.Short() {
@@ -340,12 +287,12 @@ func TestMutexHammer(t *testing.T) {
 		{1, 4}, {2, 2}, {2, 8}, {4, 16},
 	} {
 		t.Run(fmt.Sprintf("procs=%d/goroutines=%d", tc.procs, tc.goroutines), func(t *testing.T) {
-			hammer(t, tc.procs, tc.goroutines, iters, lock)
+			locktest.Hammer(t, timedMutex, tc.procs, tc.goroutines, iters, lock)
 		})
 	}
 	// The detector's bookkeeping under contention, in every mode.
 	t.Run("modes/procs=2/goroutines=8", func(t *testing.T) {
-		locktest.ForEachMode(t, func(t *testing.T) { hammer(t, 2, 8, iters/5, lock) })
+		locktest.ForEachMode(t, func(t *testing.T) { locktest.Hammer(t, timedMutex, 2, 8, iters/5, lock) })
 	})
 }
 

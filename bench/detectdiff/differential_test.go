@@ -355,13 +355,13 @@ func gdLockOrder(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
 	var a deadlock.RWMutex
 	var b deadlock.Mutex
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		a.Lock()
 		b.Lock()
 		b.Unlock()
 		a.Unlock()
 	})
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		b.Lock()
 		a.RLock()
 		a.RUnlock()
@@ -374,7 +374,7 @@ func gdTryLockOrder(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
 	var a deadlock.RWMutex
 	var b deadlock.Mutex
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		if a.TryLock() {
 			if b.TryLock() {
 				b.Unlock()
@@ -382,7 +382,7 @@ func gdTryLockOrder(t *testing.T) int {
 			a.Unlock()
 		}
 	})
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		b.Lock()
 		a.RLock()
 		a.RUnlock()
@@ -490,7 +490,7 @@ func gdStarved(t *testing.T) int {
 	h := useGoDeadlock(t, 20*time.Millisecond, false)
 	var a deadlock.RWMutex
 	a.RLock()
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		a.RLock()
 		a.RUnlock()
 	})
@@ -614,7 +614,7 @@ type gdHeavy struct {
 
 func gdOrderMapGC(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
-	before := baseline()
+	before := testutil.HeapBaseline()
 	var anchor deadlock.Mutex
 	for i := range 50 {
 		s := &gdHeavy{}
@@ -624,7 +624,7 @@ func gdOrderMapGC(t *testing.T) int {
 		s.Unlock()
 		anchor.Unlock()
 	}
-	mib := retainedMiB(before)
+	mib := testutil.RetainedMiB(before)
 	t.Logf("go-deadlock retains %.1f MiB of 50", mib)
 	if mib > 20 {
 		return h.count() + 1
@@ -674,9 +674,9 @@ func gdCycle(n int) func(t *testing.T) int {
 func gdThreeLockOrder(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
 	var a, b, c deadlock.Mutex
-	onGoroutine(t, func() { lockPair(&a, &b) })
-	onGoroutine(t, func() { lockPair(&b, &c) })
-	onGoroutine(t, func() { lockPair(&c, &a) })
+	testutil.OnOtherOK(t, func() { lockPair(&a, &b) })
+	testutil.OnOtherOK(t, func() { lockPair(&b, &c) })
+	testutil.OnOtherOK(t, func() { lockPair(&c, &a) })
 	return h.count()
 }
 
@@ -687,11 +687,11 @@ func gdHiddenHolderOrder(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
 	var a, b deadlock.Mutex
 	a.Lock()
-	onGoroutine(t, func() { assert.False(t, a.TryLock()) })
+	testutil.OnOtherOK(t, func() { assert.False(t, a.TryLock()) })
 	b.Lock()
 	b.Unlock()
 	a.Unlock()
-	onGoroutine(t, func() { lockPair(&b, &a) })
+	testutil.OnOtherOK(t, func() { lockPair(&b, &a) })
 	return h.count()
 }
 
@@ -717,7 +717,7 @@ func goDeadlockHiddenHolderChild(t *testing.T) {
 	h := setGoDeadlock(20*time.Millisecond, true) // never restored: this process ends
 	var mu, clock deadlock.Mutex
 	mu.Lock()
-	onGoroutine(t, func() { assert.False(t, mu.TryLock()) })
+	testutil.OnOtherOK(t, func() { assert.False(t, mu.TryLock()) })
 	w := testutil.Spawn(func() {
 		mu.Lock()
 		mu.Unlock()
@@ -742,7 +742,7 @@ func goDeadlockHiddenHolderChild(t *testing.T) {
 func gdReentry(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
 	var a deadlock.RWMutex
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		a.RLock()
 		a.RLock()
 		a.RUnlock()
@@ -815,8 +815,8 @@ func lsTryLockNoDeadlocks(t *testing.T) int {
 func lsLockOrder(t *testing.T) int {
 	rec := lsConfigure(t, 0)
 	a, b := detecttest.Named("monitor", "a"), detecttest.Named("mutex", "b")
-	onGoroutine(t, func() { lockPair(a, b) })
-	onGoroutine(t, func() { lockPair(b, a) })
+	testutil.OnOtherOK(t, func() { lockPair(a, b) })
+	testutil.OnOtherOK(t, func() { lockPair(b, a) })
 	assert.Len(t, rec.All(detect.LockOrder), len(rec.All()))
 	return len(rec.All())
 }
@@ -824,7 +824,7 @@ func lsLockOrder(t *testing.T) int {
 func lsTryLockOrder(t *testing.T) int {
 	rec := lsConfigure(t, 0)
 	a, b := detecttest.Named("monitor", "a").(*monitor.Monitor), detecttest.Named("mutex", "b").(*mutex.Mutex)
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		if a.TryLock() {
 			if b.TryLock() {
 				b.Unlock()
@@ -832,7 +832,7 @@ func lsTryLockOrder(t *testing.T) int {
 			a.Unlock()
 		}
 	})
-	onGoroutine(t, func() { lockPair(b, a) })
+	testutil.OnOtherOK(t, func() { lockPair(b, a) })
 	return len(rec.All())
 }
 
@@ -949,7 +949,7 @@ func lsStarved(t *testing.T) int {
 	mon.Lock()
 	mon.Lock()
 	mon.Unlock()
-	onGoroutine(t, func() { assert.False(t, mon.TryLock()) })
+	testutil.OnOtherOK(t, func() { assert.False(t, mon.TryLock()) })
 	w1 := testutil.Spawn(func() {
 		mon.Lock()
 		defer mon.Unlock()
@@ -1058,7 +1058,7 @@ type lsHeavy struct {
 
 func lsOrderMapGC(t *testing.T) int {
 	rec := lsConfigure(t, 0)
-	before := baseline()
+	before := testutil.HeapBaseline()
 	var anchor mutex.Mutex
 	for i := range 50 {
 		s := &lsHeavy{}
@@ -1068,7 +1068,7 @@ func lsOrderMapGC(t *testing.T) int {
 		s.Unlock()
 		anchor.Unlock()
 	}
-	mib := retainedMiB(before)
+	mib := testutil.RetainedMiB(before)
 	t.Logf("locksmith retains %.1f MiB of 50", mib)
 	if mib > 20 {
 		return len(rec.All()) + 1
@@ -1114,9 +1114,9 @@ func lsCycle(n int) func(t *testing.T) int {
 func lsThreeLockOrder(t *testing.T) int {
 	rec := lsConfigure(t, 0)
 	a, b, c := detecttest.Named("mutex", "a"), detecttest.Named("monitor", "b"), detecttest.Named("mutex", "c")
-	onGoroutine(t, func() { lockPair(a, b) })
-	onGoroutine(t, func() { lockPair(b, c) })
-	onGoroutine(t, func() { lockPair(c, a) })
+	testutil.OnOtherOK(t, func() { lockPair(a, b) })
+	testutil.OnOtherOK(t, func() { lockPair(b, c) })
+	testutil.OnOtherOK(t, func() { lockPair(c, a) })
 	return len(rec.All(detect.LockOrder))
 }
 
@@ -1124,11 +1124,11 @@ func lsHiddenHolderOrder(t *testing.T) int {
 	rec := lsConfigure(t, 0)
 	a, b := detecttest.Named("mutex", "a").(*mutex.Mutex), detecttest.Named("mutex", "b")
 	a.Lock()
-	onGoroutine(t, func() { assert.False(t, a.TryLock()) })
+	testutil.OnOtherOK(t, func() { assert.False(t, a.TryLock()) })
 	b.Lock()
 	b.Unlock()
 	a.Unlock()
-	onGoroutine(t, func() { lockPair(b, a) })
+	testutil.OnOtherOK(t, func() { lockPair(b, a) })
 	return len(rec.All(detect.LockOrder))
 }
 
@@ -1136,7 +1136,7 @@ func lsHiddenHolderWait(t *testing.T) int {
 	rec := lsConfigure(t, 20*time.Millisecond)
 	var mu mutex.Mutex
 	mu.Lock()
-	onGoroutine(t, func() { assert.False(t, mu.TryLock()) })
+	testutil.OnOtherOK(t, func() { assert.False(t, mu.TryLock()) })
 	w := testutil.Spawn(func() {
 		mu.Lock()
 		mu.Unlock()
@@ -1151,7 +1151,7 @@ func lsHiddenHolderWait(t *testing.T) int {
 func lsReentry(t *testing.T) int {
 	rec := lsConfigure(t, 0)
 	var mon monitor.Monitor
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		mon.Lock()
 		mon.Lock()
 		mon.Unlock()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"runtime"
 	"sync"
 	"testing"
 
@@ -20,22 +19,6 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // ownPrefix starts the names of this test package's functions, for
 // detecttest.OwnFrame.
 const ownPrefix = "github.com/locksmith-go/locksmith/bench/detectdiff_test."
-
-// lockPair takes a then b on the calling goroutine and releases both.
-func lockPair(a, b sync.Locker) {
-	a.Lock()
-	b.Lock()
-	b.Unlock()
-	a.Unlock()
-}
-
-// onGoroutine runs f on a new goroutine and waits for it.
-func onGoroutine(t testing.TB, f func()) int64 {
-	t.Helper()
-	p := testutil.Spawn(f)
-	require.Nil(t, p.Wait(t))
-	return p.G
-}
 
 // helperEnv, when set, makes TestHelperProcess act as a child process for
 // the role named in it instead of skipping.
@@ -71,20 +54,12 @@ func TestHelperProcess(t *testing.T) {
 	}
 }
 
-// retainedMiB returns how much more heap is in use, after collection, than
-// before.
-func retainedMiB(before runtime.MemStats) float64 {
-	runtime.GC()
-	runtime.GC()
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	return (float64(after.HeapInuse) - float64(before.HeapInuse)) / (1 << 20)
-}
-
-func baseline() runtime.MemStats {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms
+// lockPair takes a then b on the calling goroutine and releases both. It
+// is this package's own function: the detector names a problem by its
+// first frame outside the library, which a helper under internal/ is not.
+func lockPair(a, b sync.Locker) {
+	a.Lock()
+	b.Lock()
+	b.Unlock()
+	a.Unlock()
 }

@@ -58,6 +58,15 @@ func Catch(f func()) (v any) {
 	return nil
 }
 
+// OnOtherOK runs f on a new goroutine, requires that it does not panic,
+// and returns the goroutine's ID.
+func OnOtherOK(t testing.TB, f func()) int64 {
+	t.Helper()
+	v, id := OnOther(t, f)
+	require.Nil(t, v, "goroutine %d panicked", id)
+	return id
+}
+
 // MustPanicErr runs f, requires that it panics with an error, and returns
 // it.
 func MustPanicErr(t testing.TB, f func()) error {
@@ -240,4 +249,21 @@ func RaceOrder(round int, cancel, settle, act func()) {
 		act()
 		<-done
 	}
+}
+
+// HeapBaseline returns the memory statistics after two collections, for
+// RetainedMiB.
+func HeapBaseline() runtime.MemStats {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms
+}
+
+// RetainedMiB returns how much more heap is in use, after collection, than
+// at before (a HeapBaseline).
+func RetainedMiB(before runtime.MemStats) float64 {
+	after := HeapBaseline()
+	return (float64(after.HeapInuse) - float64(before.HeapInuse)) / (1 << 20)
 }
