@@ -22,7 +22,6 @@ import (
 	"testing"
 
 	"github.com/locksmith-go/locksmith/condvar"
-	"github.com/locksmith-go/locksmith/detect"
 	fm "github.com/locksmith-go/locksmith/internal/fuzzmodel"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
@@ -63,51 +62,8 @@ var (
 		New: func() fm.Instance { return fzCondOn(new(monitor.Monitor)) }}
 )
 
-// The seed corpus: named inputs that each exercise one rule. They are the
-// same for every lock kind; where a rule does not apply to a kind (re-entry
-// on a Mutex), the seed checks what happens instead (the recursive-lock
-// panic).
-
-func fzEncode(mode detect.Mode, steps ...fm.Step) []byte {
-	return fm.Encode(fm.CondOps, mode, steps...)
-}
-
-var fzCondSeeds = map[string][]byte{
-	"signal_fifo": fzEncode(detect.Cycles,
-		fm.S(fm.Lock, 0), fm.S(fm.Wait, 0), fm.S(fm.Lock, 1), fm.S(fm.WaitLong, 1), fm.S(fm.Lock, 2),
-		fm.S(fm.Signal, 2), fm.S(fm.Signal, 2), fm.S(fm.Signal, 2), fm.S(fm.Unlock, 2), fm.S(fm.Unlock, 0), fm.S(fm.Unlock, 1)),
-	"broadcast_all": fzEncode(detect.Order,
-		fm.S(fm.Lock, 0), fm.S(fm.Wait, 0), fm.S(fm.Lock, 1), fm.S(fm.WaitCtx, 1), fm.S(fm.Lock, 2), fm.S(fm.WaitLong, 2),
-		fm.S(fm.Lock, 0), fm.S(fm.Broadcast, 0), fm.S(fm.Unlock, 0), fm.S(fm.Unlock, 1), fm.S(fm.Unlock, 2), fm.S(fm.Unlock, 0)),
-	"cancel_wait_lock_held": fzEncode(detect.Cycles,
-		fm.S(fm.Lock, 0), fm.S(fm.WaitCtx, 0), fm.S(fm.Lock, 1), fm.S(fm.Cancel, 0), fm.S(fm.Signal, 1), fm.S(fm.Unlock, 1), fm.S(fm.Unlock, 0)),
-	"cancel_wait_lock_free": fzEncode(detect.Off,
-		fm.S(fm.Lock, 0), fm.S(fm.WaitCtx, 0), fm.S(fm.Cancel, 0), fm.S(fm.Unlock, 0), fm.S(fm.Lock, 1), fm.S(fm.Unlock, 1)),
-	"signal_then_cancel_too_late": fzEncode(detect.Order,
-		fm.S(fm.Lock, 0), fm.S(fm.WaitCtx, 0), fm.S(fm.Lock, 1), fm.S(fm.Signal, 1), fm.S(fm.Cancel, 0), fm.S(fm.Unlock, 1), fm.S(fm.Unlock, 0)),
-	"wait_zero_and_done_ctx": fzEncode(detect.Cycles,
-		fm.S(fm.Lock, 0), fm.S(fm.WaitZero, 0), fm.S(fm.WaitDone, 0), fm.S(fm.Unlock, 0), fm.S(fm.LockDone, 1)),
-	"misuse_without_lock": fzEncode(detect.Off,
-		fm.S(fm.Wait, 0), fm.S(fm.Signal, 1), fm.S(fm.Broadcast, 2), fm.S(fm.WaitLong, 0), fm.S(fm.WaitZero, 1), fm.S(fm.WaitDone, 2),
-		fm.S(fm.Unlock, 0), fm.S(fm.Lock, 1), fm.S(fm.Unlock, 2), fm.S(fm.Signal, 0), fm.S(fm.Unlock, 1)),
-	"queued_lockers_and_waiters": fzEncode(detect.Cycles,
-		fm.S(fm.Lock, 0), fm.S(fm.Lock, 1), fm.S(fm.LockCtx, 2), fm.S(fm.Wait, 0), fm.S(fm.Cancel, 2), fm.S(fm.Signal, 1),
-		fm.S(fm.Lock, 2), fm.S(fm.Unlock, 1), fm.S(fm.WaitLong, 0), fm.S(fm.Signal, 2), fm.S(fm.Unlock, 2), fm.S(fm.Unlock, 0)),
-	"reentrant_wait_restores_holds": fzEncode(detect.Order,
-		fm.S(fm.Lock, 0), fm.S(fm.Lock, 0), fm.S(fm.TryLock, 0), fm.S(fm.Wait, 0), fm.S(fm.Lock, 1), fm.S(fm.TryLock, 2),
-		fm.S(fm.Signal, 1), fm.S(fm.Unlock, 1), fm.S(fm.Unlock, 0), fm.S(fm.Unlock, 0), fm.S(fm.Unlock, 0)),
-	"all_wait_then_drain": fzEncode(detect.Cycles,
-		fm.S(fm.Lock, 0), fm.S(fm.Wait, 0), fm.S(fm.Lock, 1), fm.S(fm.WaitCtx, 1), fm.S(fm.Lock, 2), fm.S(fm.WaitLong, 2)),
-	"lockctx_cancel_queue": fzEncode(detect.Order,
-		fm.S(fm.Lock, 0), fm.S(fm.LockCtx, 1), fm.S(fm.LockCtx, 2), fm.S(fm.Cancel, 1), fm.S(fm.Unlock, 0), fm.S(fm.Cancel, 2),
-		fm.S(fm.Unlock, 2), fm.S(fm.TryLock, 1), fm.S(fm.Unlock, 1)),
-	"broadcast_with_lockers_queued": fzEncode(detect.Cycles,
-		fm.S(fm.Lock, 0), fm.S(fm.Wait, 0), fm.S(fm.Lock, 1), fm.S(fm.Wait, 1), fm.S(fm.Lock, 2), fm.S(fm.Lock, 0),
-		fm.S(fm.Broadcast, 2), fm.S(fm.Unlock, 2), fm.S(fm.Unlock, 0), fm.S(fm.Signal, 1), fm.S(fm.Unlock, 1)),
-	"ping_pong": fzEncode(detect.Off,
-		fm.S(fm.Lock, 0), fm.S(fm.Wait, 0), fm.S(fm.Lock, 1), fm.S(fm.Signal, 1), fm.S(fm.Wait, 1), fm.S(fm.Signal, 0),
-		fm.S(fm.Wait, 0), fm.S(fm.Signal, 1), fm.S(fm.WaitCtx, 1), fm.S(fm.Signal, 0), fm.S(fm.Unlock, 0), fm.S(fm.Unlock, 1)),
-}
+// fzCondSeeds is the seed corpus of every target.
+var fzCondSeeds = fm.CondSeeds(fm.CondOps)
 
 // TestFuzzCondSeeds checks that the committed seed corpus is the one
 // fzCondSeeds describes (rewriting it with -fuzzseeds.write); plain go test

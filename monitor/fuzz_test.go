@@ -18,6 +18,7 @@ package monitor_test
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -72,55 +73,25 @@ func (c fzImplicitCond) Signal()                               { c.m.Notify() }
 func (c fzImplicitCond) Broadcast()                            { c.m.NotifyAll() }
 func (c fzImplicitCond) Waiters() int                          { return monitor.ImplicitWaiters(c.m) }
 
-// The seed corpus: named inputs that each exercise one rule (Signal and
-// Broadcast are Notify and NotifyAll).
-
 func fzEncode(mode detect.Mode, steps ...fm.Step) []byte {
 	return fm.Encode(fzMonitor.Ops, mode, steps...)
 }
 
-var fzSeeds = map[string][]byte{
-	"notify_fifo": fzEncode(detect.Cycles,
-		fm.S(fm.Lock, 0), fm.S(fm.Wait, 0), fm.S(fm.Lock, 1), fm.S(fm.WaitLong, 1), fm.S(fm.Lock, 2),
-		fm.S(fm.Signal, 2), fm.S(fm.Signal, 2), fm.S(fm.Signal, 2), fm.S(fm.Unlock, 2), fm.S(fm.Unlock, 0), fm.S(fm.Unlock, 1)),
-	"notifyall_all": fzEncode(detect.Order,
-		fm.S(fm.Lock, 0), fm.S(fm.Wait, 0), fm.S(fm.Lock, 1), fm.S(fm.WaitCtx, 1), fm.S(fm.Lock, 2), fm.S(fm.WaitLong, 2),
-		fm.S(fm.Lock, 0), fm.S(fm.Broadcast, 0), fm.S(fm.Unlock, 0), fm.S(fm.Unlock, 1), fm.S(fm.Unlock, 2), fm.S(fm.Unlock, 0)),
-	"cancel_wait_lock_held": fzEncode(detect.Cycles,
-		fm.S(fm.Lock, 0), fm.S(fm.WaitCtx, 0), fm.S(fm.Lock, 1), fm.S(fm.Cancel, 0), fm.S(fm.Signal, 1), fm.S(fm.Unlock, 1), fm.S(fm.Unlock, 0)),
-	"cancel_wait_lock_free": fzEncode(detect.Off,
-		fm.S(fm.Lock, 0), fm.S(fm.WaitCtx, 0), fm.S(fm.Cancel, 0), fm.S(fm.Unlock, 0), fm.S(fm.Lock, 1), fm.S(fm.Unlock, 1)),
-	"notify_then_cancel_too_late": fzEncode(detect.Order,
-		fm.S(fm.Lock, 0), fm.S(fm.WaitCtx, 0), fm.S(fm.Lock, 1), fm.S(fm.Signal, 1), fm.S(fm.Cancel, 0), fm.S(fm.Unlock, 1), fm.S(fm.Unlock, 0)),
-	"wait_zero_and_done_ctx": fzEncode(detect.Cycles,
-		fm.S(fm.Lock, 0), fm.S(fm.WaitZero, 0), fm.S(fm.WaitDone, 0), fm.S(fm.Unlock, 0), fm.S(fm.LockDone, 1)),
-	"misuse_without_lock": fzEncode(detect.Off,
-		fm.S(fm.Wait, 0), fm.S(fm.Signal, 1), fm.S(fm.Broadcast, 2), fm.S(fm.WaitLong, 0), fm.S(fm.WaitZero, 1), fm.S(fm.WaitDone, 2),
-		fm.S(fm.Unlock, 0), fm.S(fm.Lock, 1), fm.S(fm.Unlock, 2), fm.S(fm.Signal, 0), fm.S(fm.Unlock, 1)),
-	"queued_lockers_and_waiters": fzEncode(detect.Cycles,
-		fm.S(fm.Lock, 0), fm.S(fm.Lock, 1), fm.S(fm.LockCtx, 2), fm.S(fm.Wait, 0), fm.S(fm.Cancel, 2), fm.S(fm.Signal, 1),
-		fm.S(fm.Lock, 2), fm.S(fm.Unlock, 1), fm.S(fm.WaitLong, 0), fm.S(fm.Signal, 2), fm.S(fm.Unlock, 2), fm.S(fm.Unlock, 0)),
-	"reentrant_wait_restores_holds": fzEncode(detect.Order,
-		fm.S(fm.Lock, 0), fm.S(fm.Lock, 0), fm.S(fm.TryLock, 0), fm.S(fm.Wait, 0), fm.S(fm.Lock, 1), fm.S(fm.TryLock, 2),
-		fm.S(fm.Signal, 1), fm.S(fm.Unlock, 1), fm.S(fm.Unlock, 0), fm.S(fm.Unlock, 0), fm.S(fm.Unlock, 0)),
-	"all_wait_then_drain": fzEncode(detect.Cycles,
-		fm.S(fm.Lock, 0), fm.S(fm.Wait, 0), fm.S(fm.Lock, 1), fm.S(fm.WaitCtx, 1), fm.S(fm.Lock, 2), fm.S(fm.WaitLong, 2)),
-	"lockctx_cancel_queue": fzEncode(detect.Order,
-		fm.S(fm.Lock, 0), fm.S(fm.LockCtx, 1), fm.S(fm.LockCtx, 2), fm.S(fm.Cancel, 1), fm.S(fm.Unlock, 0), fm.S(fm.Cancel, 2),
-		fm.S(fm.Unlock, 2), fm.S(fm.TryLock, 1), fm.S(fm.Unlock, 1)),
-	"notifyall_with_lockers_queued": fzEncode(detect.Cycles,
-		fm.S(fm.Lock, 0), fm.S(fm.Wait, 0), fm.S(fm.Lock, 1), fm.S(fm.Wait, 1), fm.S(fm.Lock, 2), fm.S(fm.Lock, 0),
-		fm.S(fm.Broadcast, 2), fm.S(fm.Unlock, 2), fm.S(fm.Unlock, 0), fm.S(fm.Signal, 1), fm.S(fm.Unlock, 1)),
-	"do_panic_restores_holds": fzEncode(detect.Order,
-		fm.S(fm.DoPanic, 0), fm.S(fm.Lock, 0), fm.S(fm.DoPanic, 0), fm.S(fm.Lock, 0), fm.S(fm.DoPanic, 0), fm.S(fm.DoPanic, 1),
-		fm.S(fm.Unlock, 0), fm.S(fm.Lock, 1), fm.S(fm.Unlock, 0), fm.S(fm.DoPanic, 2), fm.S(fm.Unlock, 1)),
-	"reentry_ignores_done_context": fzEncode(detect.Cycles,
-		fm.S(fm.LockDone, 0), fm.S(fm.Lock, 0), fm.S(fm.LockDone, 0), fm.S(fm.LockCtx, 0), fm.S(fm.LockDone, 1),
-		fm.S(fm.WaitCtx, 0), fm.S(fm.Lock, 1), fm.S(fm.Signal, 1), fm.S(fm.Unlock, 1), fm.S(fm.Unlock, 0), fm.S(fm.Unlock, 0), fm.S(fm.Unlock, 0)),
-	"ping_pong": fzEncode(detect.Off,
-		fm.S(fm.Lock, 0), fm.S(fm.Wait, 0), fm.S(fm.Lock, 1), fm.S(fm.Signal, 1), fm.S(fm.Wait, 1), fm.S(fm.Signal, 0),
-		fm.S(fm.Wait, 0), fm.S(fm.Signal, 1), fm.S(fm.WaitCtx, 1), fm.S(fm.Signal, 0), fm.S(fm.Unlock, 0), fm.S(fm.Unlock, 1)),
-}
+// fzSeeds is the seed corpus: that of every lock with a condition (whose
+// names say Signal and Broadcast for Notify and NotifyAll), and two of the
+// Monitor's own.
+var fzSeeds = func() map[string][]byte {
+	seeds := fm.CondSeeds(fzMonitor.Ops)
+	maps.Copy(seeds, map[string][]byte{
+		"do_panic_restores_holds": fzEncode(detect.Order,
+			fm.S(fm.DoPanic, 0), fm.S(fm.Lock, 0), fm.S(fm.DoPanic, 0), fm.S(fm.Lock, 0), fm.S(fm.DoPanic, 0), fm.S(fm.DoPanic, 1),
+			fm.S(fm.Unlock, 0), fm.S(fm.Lock, 1), fm.S(fm.Unlock, 0), fm.S(fm.DoPanic, 2), fm.S(fm.Unlock, 1)),
+		"reentry_ignores_done_context": fzEncode(detect.Cycles,
+			fm.S(fm.LockDone, 0), fm.S(fm.Lock, 0), fm.S(fm.LockDone, 0), fm.S(fm.LockCtx, 0), fm.S(fm.LockDone, 1),
+			fm.S(fm.WaitCtx, 0), fm.S(fm.Lock, 1), fm.S(fm.Signal, 1), fm.S(fm.Unlock, 1), fm.S(fm.Unlock, 0), fm.S(fm.Unlock, 0), fm.S(fm.Unlock, 0)),
+	})
+	return seeds
+}()
 
 // TestFuzzMonitorSeeds checks that the committed seed corpus is the one
 // fzSeeds describes (rewriting it with -fuzzseeds.write); plain go test

@@ -199,6 +199,51 @@ func decode(ops []Op, b byte) Step {
 	return Step{Op: ops[b%n], W: int(b/n) % Workers}
 }
 
+// CondSeeds returns the seed corpus of a lock with a condition, encoded
+// with ops (a Subject's Ops, which must hold CondOps): named inputs that
+// each exercise one rule. They are the same for every lock; where a rule
+// does not apply to one (re-entry on a Mutex), the seed checks what
+// happens instead (the recursive-lock panic).
+func CondSeeds(ops []Op) map[string][]byte {
+	enc := func(mode detect.Mode, steps ...Step) []byte { return Encode(ops, mode, steps...) }
+	return map[string][]byte{
+		"signal_fifo": enc(detect.Cycles,
+			S(Lock, 0), S(Wait, 0), S(Lock, 1), S(WaitLong, 1), S(Lock, 2),
+			S(Signal, 2), S(Signal, 2), S(Signal, 2), S(Unlock, 2), S(Unlock, 0), S(Unlock, 1)),
+		"broadcast_all": enc(detect.Order,
+			S(Lock, 0), S(Wait, 0), S(Lock, 1), S(WaitCtx, 1), S(Lock, 2), S(WaitLong, 2),
+			S(Lock, 0), S(Broadcast, 0), S(Unlock, 0), S(Unlock, 1), S(Unlock, 2), S(Unlock, 0)),
+		"cancel_wait_lock_held": enc(detect.Cycles,
+			S(Lock, 0), S(WaitCtx, 0), S(Lock, 1), S(Cancel, 0), S(Signal, 1), S(Unlock, 1), S(Unlock, 0)),
+		"cancel_wait_lock_free": enc(detect.Off,
+			S(Lock, 0), S(WaitCtx, 0), S(Cancel, 0), S(Unlock, 0), S(Lock, 1), S(Unlock, 1)),
+		"signal_then_cancel_too_late": enc(detect.Order,
+			S(Lock, 0), S(WaitCtx, 0), S(Lock, 1), S(Signal, 1), S(Cancel, 0), S(Unlock, 1), S(Unlock, 0)),
+		"wait_zero_and_done_ctx": enc(detect.Cycles,
+			S(Lock, 0), S(WaitZero, 0), S(WaitDone, 0), S(Unlock, 0), S(LockDone, 1)),
+		"misuse_without_lock": enc(detect.Off,
+			S(Wait, 0), S(Signal, 1), S(Broadcast, 2), S(WaitLong, 0), S(WaitZero, 1), S(WaitDone, 2),
+			S(Unlock, 0), S(Lock, 1), S(Unlock, 2), S(Signal, 0), S(Unlock, 1)),
+		"queued_lockers_and_waiters": enc(detect.Cycles,
+			S(Lock, 0), S(Lock, 1), S(LockCtx, 2), S(Wait, 0), S(Cancel, 2), S(Signal, 1),
+			S(Lock, 2), S(Unlock, 1), S(WaitLong, 0), S(Signal, 2), S(Unlock, 2), S(Unlock, 0)),
+		"reentrant_wait_restores_holds": enc(detect.Order,
+			S(Lock, 0), S(Lock, 0), S(TryLock, 0), S(Wait, 0), S(Lock, 1), S(TryLock, 2),
+			S(Signal, 1), S(Unlock, 1), S(Unlock, 0), S(Unlock, 0), S(Unlock, 0)),
+		"all_wait_then_drain": enc(detect.Cycles,
+			S(Lock, 0), S(Wait, 0), S(Lock, 1), S(WaitCtx, 1), S(Lock, 2), S(WaitLong, 2)),
+		"lockctx_cancel_queue": enc(detect.Order,
+			S(Lock, 0), S(LockCtx, 1), S(LockCtx, 2), S(Cancel, 1), S(Unlock, 0), S(Cancel, 2),
+			S(Unlock, 2), S(TryLock, 1), S(Unlock, 1)),
+		"broadcast_with_lockers_queued": enc(detect.Cycles,
+			S(Lock, 0), S(Wait, 0), S(Lock, 1), S(Wait, 1), S(Lock, 2), S(Lock, 0),
+			S(Broadcast, 2), S(Unlock, 2), S(Unlock, 0), S(Signal, 1), S(Unlock, 1)),
+		"ping_pong": enc(detect.Off,
+			S(Lock, 0), S(Wait, 0), S(Lock, 1), S(Signal, 1), S(Wait, 1), S(Signal, 0),
+			S(Wait, 0), S(Signal, 1), S(WaitCtx, 1), S(Signal, 0), S(Unlock, 0), S(Unlock, 1)),
+	}
+}
+
 // LockMisuse returns a lock's documented message for op ("unlock",
 // "wait", "notify") by goroutine g that does not hold it, held by
 // goroutine holder or free (holder 0); pkg names the lock ("monitor").
