@@ -114,21 +114,8 @@ func TestRWMonitorMisuse(t *testing.T) {
 				for range tc.before.r {
 					rw.RLock()
 				}
-				var v any
-				me := self
-				if tc.stranger {
-					v, me = testutil.OnOther(t, func() { tc.misuse(&rw) })
-				} else {
-					v = testutil.Catch(func() { tc.misuse(&rw) })
-				}
-				require.NotNil(t, v, "expected a panic")
-				err := v.(error)
-				assert.ErrorIs(t, err, tc.sentinel)
-				for _, other := range []error{monitor.ErrUpgrade, monitor.ErrNotOwner, monitor.ErrNilContext} {
-					if other != tc.sentinel {
-						assert.NotErrorIs(t, err, other)
-					}
-				}
+				err, me := testutil.MisusePanic(t, tc.stranger, func() { tc.misuse(&rw) })
+				testutil.ErrorIsOnly(t, err, tc.sentinel, monitor.ErrUpgrade, monitor.ErrNotOwner, monitor.ErrNilContext)
 				for _, s := range tc.msg(me, self) {
 					assert.Contains(t, err.Error(), s)
 				}

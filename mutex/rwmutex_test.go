@@ -168,22 +168,8 @@ func TestRWMutexMisuse(t *testing.T) {
 				case read:
 					rw.RLock()
 				}
-				var v any
-				me := self
-				if tc.stranger {
-					v, me = testutil.OnOther(t, func() { tc.misuse(&rw) })
-				} else {
-					v = testutil.Catch(func() { tc.misuse(&rw) })
-				}
-				require.NotNil(t, v, "expected a panic")
-				err, ok := v.(error)
-				require.Truef(t, ok, "panic value %#v is not an error", v)
-				assert.ErrorIs(t, err, tc.sentinel)
-				for _, other := range []error{mutex.ErrRecursiveLock, mutex.ErrNotOwner, mutex.ErrNilContext} {
-					if other != tc.sentinel {
-						assert.NotErrorIs(t, err, other)
-					}
-				}
+				err, me := testutil.MisusePanic(t, tc.stranger, func() { tc.misuse(&rw) })
+				testutil.ErrorIsOnly(t, err, tc.sentinel, mutex.ErrRecursiveLock, mutex.ErrNotOwner, mutex.ErrNilContext)
 				for _, s := range tc.msg(me, self) {
 					assert.Contains(t, err.Error(), s)
 				}

@@ -58,6 +58,35 @@ func Catch(f func()) (v any) {
 	return nil
 }
 
+// MisusePanic runs f, on a new goroutine if stranger, requires that it
+// panics with an error, and returns the error and the ID of the goroutine
+// that ran f.
+func MisusePanic(t testing.TB, stranger bool, f func()) (err error, g int64) {
+	t.Helper()
+	var v any
+	if stranger {
+		v, g = OnOther(t, f)
+	} else {
+		v, g = Catch(f), GoroutineID()
+	}
+	require.NotNil(t, v, "expected a panic")
+	err, ok := v.(error)
+	require.Truef(t, ok, "panic value %#v is not an error", v)
+	return err, g
+}
+
+// ErrorIsOnly asserts that err matches sentinel and none of others (which
+// may include sentinel).
+func ErrorIsOnly(t testing.TB, err, sentinel error, others ...error) {
+	t.Helper()
+	assert.ErrorIs(t, err, sentinel)
+	for _, other := range others {
+		if other != sentinel {
+			assert.NotErrorIs(t, err, other)
+		}
+	}
+}
+
 // OnOtherOK runs f on a new goroutine, requires that it does not panic,
 // and returns the goroutine's ID.
 func OnOtherOK(t testing.TB, f func()) int64 {
