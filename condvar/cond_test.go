@@ -15,6 +15,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksmith-go/locksmith/condvar"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -41,7 +43,7 @@ func TestCondWaitSignal(t *testing.T) {
 		c.Signal()
 		assert.Zero(t, c.Waiters(), "signalled waiter still counted")
 		l.Unlock()
-		assert.True(t, await(t, res, "Wait"), "Wait returned without the lock")
+		assert.True(t, testutil.Await(t, res, "Wait"), "Wait returned without the lock")
 		assert.Zero(t, c.Waiters())
 	})
 }
@@ -50,12 +52,12 @@ func TestCondWaitTimeout(t *testing.T) {
 	forEachKind(t, func(t *testing.T, _ lockKind, l sync.Locker, held func() bool, c *condvar.Cond) {
 		t.Run("signalled", func(t *testing.T) {
 			res := queueWaiter(t, l, c, 1, func() [2]bool {
-				return [2]bool{c.WaitTimeout(liveness), held == nil || held()}
+				return [2]bool{c.WaitTimeout(testutil.Liveness), held == nil || held()}
 			})
 			l.Lock()
 			c.Signal()
 			l.Unlock()
-			assert.Equal(t, [2]bool{true, true}, await(t, res, "WaitTimeout"), "WaitTimeout reports the signal and holds the lock")
+			assert.Equal(t, [2]bool{true, true}, testutil.Await(t, res, "WaitTimeout"), "WaitTimeout reports the signal and holds the lock")
 		})
 		t.Run("timed out", func(t *testing.T) {
 			l.Lock()
@@ -96,13 +98,13 @@ func TestCondWaitContext(t *testing.T) {
 			l.Lock()
 			c.Signal()
 			l.Unlock()
-			assert.Equal(t, result{nil, true}, await(t, res, "WaitContext"))
+			assert.Equal(t, result{nil, true}, testutil.Await(t, res, "WaitContext"))
 		})
 		t.Run("cancelled while waiting", func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			res := queueWaiter(t, l, c, 1, wait(ctx))
 			cancel()
-			assert.Equal(t, result{context.Canceled, true}, await(t, res, "WaitContext"))
+			assert.Equal(t, result{context.Canceled, true}, testutil.Await(t, res, "WaitContext"))
 			assert.Zero(t, c.Waiters(), "cancelled waiter left in the queue")
 		})
 		t.Run("deadline", func(t *testing.T) {
@@ -156,8 +158,8 @@ func TestCondWaitWhileAndUntil(t *testing.T) {
 			c.Broadcast()
 			l.Unlock()
 		}
-		await(t, done, "WaitWhile/WaitUntil")
-		await(t, done, "WaitWhile/WaitUntil")
+		testutil.Await(t, done, "WaitWhile/WaitUntil")
+		testutil.Await(t, done, "WaitWhile/WaitUntil")
 		l.Lock()
 		assert.Zero(t, unheldCalls, "predicate called without the lock")
 		// Already true: no wait at all.
@@ -176,7 +178,7 @@ func TestCondBroadcast(t *testing.T) {
 			timed := i%2 == 1
 			results = append(results, queueWaiter(t, l, c, i+1, func() bool {
 				if timed {
-					return c.WaitTimeout(liveness)
+					return c.WaitTimeout(testutil.Liveness)
 				}
 				c.Wait()
 				return true
@@ -187,7 +189,7 @@ func TestCondBroadcast(t *testing.T) {
 		assert.Zero(t, c.Waiters(), "broadcast waiters still counted before they retake the lock")
 		l.Unlock()
 		for _, r := range results {
-			assert.True(t, await(t, r, "Broadcast"))
+			assert.True(t, testutil.Await(t, r, "Broadcast"))
 		}
 		l.Lock()
 		c.Broadcast() // nobody waiting: nothing happens
@@ -211,8 +213,8 @@ func TestCondWaitersExcludesSignalled(t *testing.T) {
 		c.Signal()
 		assert.Equal(t, 0, c.Waiters())
 		l.Unlock()
-		await(t, first, "first")
-		await(t, second, "second")
+		testutil.Await(t, first, "first")
+		testutil.Await(t, second, "second")
 	})
 }
 
@@ -230,20 +232,20 @@ func TestCondSignalFIFO(t *testing.T) {
 				case 0:
 					c.Wait()
 				case 1:
-					c.WaitTimeout(liveness)
+					c.WaitTimeout(testutil.Liveness)
 				default:
 					_ = c.WaitContext(context.Background())
 				}
 				l.Unlock()
 				order <- i
 			}()
-			waitFor(t, "waiter queued", func() bool { return c.Waiters() == i+1 })
+			testutil.WaitFor(t, "waiter queued", func() bool { return c.Waiters() == i+1 })
 		}
 		for i := range n {
 			l.Lock()
 			c.Signal()
 			l.Unlock()
-			assert.Equal(t, i, await(t, order, "Signal"), "Signal %d woke the wrong waiter", i)
+			assert.Equal(t, i, testutil.Await(t, order, "Signal"), "Signal %d woke the wrong waiter", i)
 		}
 		assert.Zero(t, c.Waiters())
 	})
@@ -257,17 +259,17 @@ func TestCondPlainLockerSignalWithoutLock(t *testing.T) {
 	a := queueWaiter(t, &mu, c, 1, func() bool { c.Wait(); return true })
 	b := queueWaiter(t, &mu, c, 2, func() bool { c.Wait(); return true })
 	c.Signal()
-	await(t, a, "Signal without the lock")
+	testutil.Await(t, a, "Signal without the lock")
 	assert.Equal(t, 1, c.Waiters())
 	c.Broadcast()
-	await(t, b, "Broadcast without the lock")
+	testutil.Await(t, b, "Broadcast without the lock")
 	assert.Zero(t, c.Waiters())
 
 	var rw sync.RWMutex
 	rc := condvar.New(rw.RLocker())
-	r := queueWaiter(t, rw.RLocker(), rc, 1, func() bool { return rc.WaitTimeout(liveness) })
+	r := queueWaiter(t, rw.RLocker(), rc, 1, func() bool { return rc.WaitTimeout(testutil.Liveness) })
 	rc.Signal()
-	assert.True(t, await(t, r, "RLocker"))
+	assert.True(t, testutil.Await(t, r, "RLocker"))
 }
 
 // TestCondMisuse: on an owner-aware lock, every wait, Signal and Broadcast
@@ -311,27 +313,27 @@ func TestCondMisuse(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			for _, op := range ops {
 				t.Run(op.name, func(t *testing.T) {
-					forEachMode(t, func(t *testing.T) {
+					locktest.ForEachMode(t, func(t *testing.T) {
 						t.Run("free, with a waiter", func(t *testing.T) {
 							l, _ := k.new()
 							c := condvar.New(l)
 							res := queueWaiter(t, l, c, 1, func() bool { c.Wait(); return true })
 							l.Lock() // the waiter is in Wait: the lock was free
 							l.Unlock()
-							check(t, catch(func() { op.call(c) }), op.verb, goroutineID())
-							v, me := onOther(t, func() { op.call(c) })
+							check(t, testutil.Catch(func() { op.call(c) }), op.verb, testutil.GoroutineID())
+							v, me := testutil.OnOther(t, func() { op.call(c) })
 							check(t, v, op.verb, me)
 							assert.Equal(t, 1, c.Waiters(), "a misuse changed the queue")
 							l.Lock()
 							c.Signal()
 							l.Unlock()
-							await(t, res, "waiter after the misuse")
+							testutil.Await(t, res, "waiter after the misuse")
 						})
 						t.Run("held by another goroutine", func(t *testing.T) {
 							l, held := k.new()
 							c := condvar.New(l)
 							l.Lock()
-							v, me := onOther(t, func() { op.call(c) })
+							v, me := testutil.OnOther(t, func() { op.call(c) })
 							check(t, v, op.verb, me)
 							assert.True(t, held(), "a misuse took the lock from its holder")
 							assert.Zero(t, c.Waiters())
@@ -363,7 +365,7 @@ func TestCondNoLostWakeupOnTimeout(t *testing.T) {
 			l.Lock() // both have released it: the second is queued
 			c.Signal()
 			l.Unlock()
-			if racesWon(t, l, c, i, await(t, first, "first waiter"), second) {
+			if racesWon(t, l, c, i, testutil.Await(t, first, "first waiter"), second) {
 				signalled++
 			} else {
 				timedOut++
@@ -399,7 +401,7 @@ func TestCondNoLostWakeupOnCancel(t *testing.T) {
 			l.Lock()
 			c.Signal()
 			l.Unlock()
-			if racesWon(t, l, c, i, await(t, first, "first waiter"), second) {
+			if racesWon(t, l, c, i, testutil.Await(t, first, "first waiter"), second) {
 				signalled++
 			} else {
 				cancelled++
@@ -423,7 +425,7 @@ func queueOrLeave(t *testing.T, l sync.Locker, wait func() bool) <-chan bool {
 		l.Unlock()
 		res <- r
 	}()
-	await(t, locked, "first waiter locked")
+	testutil.Await(t, locked, "first waiter locked")
 	return res
 }
 
@@ -441,7 +443,7 @@ func queueWaiterAfter(t *testing.T, l sync.Locker, c *condvar.Cond) <-chan struc
 		l.Unlock()
 		close(done)
 	}()
-	await(t, locked, "second waiter locked")
+	testutil.Await(t, locked, "second waiter locked")
 	return done
 }
 
@@ -460,7 +462,7 @@ func racesWon(t *testing.T, l sync.Locker, c *condvar.Cond, round int, firstWoke
 	} else {
 		require.Equal(t, 0, c.Waiters(), "round %d: lost wakeup: the first waiter gave up and the second was not signalled", round)
 	}
-	await(t, second, "second waiter")
+	testutil.Await(t, second, "second waiter")
 	require.Zero(t, c.Waiters())
 	return firstWoken
 }
@@ -492,7 +494,7 @@ func TestCondTimedOutWaitersLeaveNothing(t *testing.T) {
 		}
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
-		await(t, done, "timed waiters")
+		testutil.Await(t, done, "timed waiters")
 		assert.Zero(t, c.Waiters())
 		goleak.VerifyNone(t)
 	})
@@ -505,11 +507,11 @@ func TestCondSignalAfterTimeoutsReachesNewWaiter(t *testing.T) {
 		l.Lock()
 		assert.False(t, c.WaitTimeout(time.Microsecond))
 		l.Unlock()
-		res := queueWaiter(t, l, c, 1, func() bool { return c.WaitTimeout(liveness) })
+		res := queueWaiter(t, l, c, 1, func() bool { return c.WaitTimeout(testutil.Liveness) })
 		l.Lock()
 		c.Signal()
 		l.Unlock()
-		assert.True(t, await(t, res, "waiter after a timed-out one"))
+		assert.True(t, testutil.Await(t, res, "waiter after a timed-out one"))
 	})
 }
 
@@ -527,12 +529,12 @@ func TestCondSignalSkipsExpiredWaiterStillQueued(t *testing.T) {
 			second := queueWaiter(t, l, c, 2, func() bool { c.Wait(); return true })
 			l.Lock()
 			cancel()
-			waitFor(t, "cancelled waiter no longer counted", func() bool { return c.Waiters() == 1 })
+			testutil.WaitFor(t, "cancelled waiter no longer counted", func() bool { return c.Waiters() == 1 })
 			c.Signal()
 			assert.Zero(t, c.Waiters(), "Signal did not reach the waiter behind the cancelled one")
 			l.Unlock()
-			assert.False(t, await(t, first, "cancelled waiter"), "cancelled waiter reported a signal")
-			assert.True(t, await(t, second, "second waiter"))
+			assert.False(t, testutil.Await(t, first, "cancelled waiter"), "cancelled waiter reported a signal")
+			assert.True(t, testutil.Await(t, second, "second waiter"))
 			l.Lock()
 			c.Signal() // nobody waits: must not wake or break anything
 			l.Unlock()
@@ -562,7 +564,7 @@ func (p *panickyLocker) Unlock() {
 func TestCondWaitPanicInUnlockLosesNoSignal(t *testing.T) {
 	l := &panickyLocker{Mutex: new(mutex.Mutex)}
 	c := condvar.New(l)
-	v, _ := onOther(t, func() {
+	v, _ := testutil.OnOther(t, func() {
 		l.Lock()
 		defer l.Unlock() // disarmed by then: really unlocks
 		l.armed = true
@@ -576,7 +578,7 @@ func TestCondWaitPanicInUnlockLosesNoSignal(t *testing.T) {
 	l.Lock()
 	c.Signal()
 	l.Unlock()
-	assert.True(t, await(t, woken, "waiter behind the abandoned wait"))
+	assert.True(t, testutil.Await(t, woken, "waiter behind the abandoned wait"))
 	assert.Zero(t, c.Waiters())
 }
 
@@ -638,14 +640,14 @@ func TestCondWaitPanicAfterReleaseLosesNoSignal(t *testing.T) {
 				p.armed.Store(true)
 				c.Wait()
 			}()
-			await(t, p.released, "first waiter's Unlock released the lock")
+			testutil.Await(t, p.released, "first waiter's Unlock released the lock")
 			second := queueWaiter(t, l, c, 2, func() bool { c.Wait(); return true })
 			l.Lock()
 			c.Signal() // to the first waiter, about to panic
 			l.Unlock()
 			close(p.proceed)
-			assert.Equal(t, "releasePanicker: Unlock", await(t, first, "first waiter's panic"))
-			assert.True(t, await(t, second, "second waiter, which the signal must reach"))
+			assert.Equal(t, "releasePanicker: Unlock", testutil.Await(t, first, "first waiter's panic"))
+			assert.True(t, testutil.Await(t, second, "second waiter, which the signal must reach"))
 			assert.Zero(t, c.Waiters())
 		})
 	}
@@ -661,7 +663,7 @@ func (doneBomb) Done() <-chan struct{} { panic("doneBomb: Done") }
 // later Signal.
 func TestCondWaitContextPanicInDone(t *testing.T) {
 	forEachKind(t, func(t *testing.T, k lockKind, l sync.Locker, held func() bool, c *condvar.Cond) {
-		v, _ := onOther(t, func() {
+		v, _ := testutil.OnOther(t, func() {
 			l.Lock()
 			defer l.Unlock()
 			defer func() {
@@ -677,7 +679,7 @@ func TestCondWaitContextPanicInDone(t *testing.T) {
 		l.Lock()
 		c.Signal()
 		l.Unlock()
-		assert.True(t, await(t, woken, "waiter after the abandoned wait"))
+		assert.True(t, testutil.Await(t, woken, "waiter after the abandoned wait"))
 		assert.Zero(t, c.Waiters())
 	})
 }

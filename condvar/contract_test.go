@@ -14,6 +14,8 @@ import (
 
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -111,9 +113,9 @@ func TestCondContractPanics(t *testing.T) {
 				if held != nil {
 					assert.False(t, held())
 				}
-				res := queueWaiter(t, l, c, 1, func() bool { return c.WaitTimeout(liveness) })
+				res := queueWaiter(t, l, c, 1, func() bool { return c.WaitTimeout(testutil.Liveness) })
 				c.Signal()
-				assert.True(t, await(t, res, "waiter after the misuse"))
+				assert.True(t, testutil.Await(t, res, "waiter after the misuse"))
 			},
 		})
 	}
@@ -123,21 +125,21 @@ func TestCondContractPanics(t *testing.T) {
 	t.Run("unbound Signal, Broadcast, Waiters", func(t *testing.T) {
 		var zero condvar.Cond
 		for name, m := range notBinding {
-			assert.Nil(t, catch(func() { m(&zero) }), name)
+			assert.Nil(t, testutil.Catch(func() { m(&zero) }), name)
 		}
 		first := new(sync.Mutex)
 		changed := &condvar.Cond{L: first}
 		changed.Locker()
 		changed.L = new(sync.Mutex)
 		for name, m := range notBinding {
-			assert.Nil(t, catch(func() { m(changed) }), name)
+			assert.Nil(t, testutil.Catch(func() { m(changed) }), name)
 		}
 		zero.L = first // still unbound: binds now
 		assert.Equal(t, sync.Locker(first), zero.Locker())
 	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v := catch(tc.call)
+			v := testutil.Catch(tc.call)
 			require.NotNil(t, v, "expected a panic")
 			err, ok := v.(error)
 			require.Truef(t, ok, "panic value %#v is not an error", v)
@@ -191,12 +193,12 @@ func TestCondLiteralAndZeroValue(t *testing.T) {
 				ready = true
 				c.Signal()
 				l.Unlock()
-				assert.True(t, await(t, res, "Wait"))
+				assert.True(t, testutil.Await(t, res, "Wait"))
 				l.Lock()
 				assert.False(t, c.WaitTimeout(time.Microsecond))
 				l.Unlock()
 				if k.ownerAware {
-					err, _ := catch(c.Wait).(error)
+					err, _ := testutil.Catch(c.Wait).(error)
 					assert.ErrorIs(t, err, condvar.ErrNotOwner, "Wait without the lock")
 				}
 			})
@@ -236,11 +238,11 @@ func TestCondConcurrentFirstUse(t *testing.T) {
 			}()
 		}
 		close(start)
-		waitFor(t, "every waiter queued", func() bool { return int(woken.Load())+c.Waiters() == waiters })
+		testutil.WaitFor(t, "every waiter queued", func() bool { return int(woken.Load())+c.Waiters() == waiters })
 		c.Broadcast()
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
-		await(t, done, "waiters")
+		testutil.Await(t, done, "waiters")
 		assert.Equal(t, int32(waiters), woken.Load())
 	}
 }
@@ -257,30 +259,30 @@ func TestCondSignalWithoutLock(t *testing.T) {
 		t.Run(op.name, func(t *testing.T) {
 			forEachKind(t, func(t *testing.T, _ lockKind, l sync.Locker, held func() bool, c *condvar.Cond) {
 				t.Run("lock free", func(t *testing.T) {
-					res := queueWaiter(t, l, c, 1, func() bool { return c.WaitTimeout(liveness) })
-					v, _ := onOther(t, func() { op.call(c) })
+					res := queueWaiter(t, l, c, 1, func() bool { return c.WaitTimeout(testutil.Liveness) })
+					v, _ := testutil.OnOther(t, func() { op.call(c) })
 					require.Nil(t, v)
 					assert.Zero(t, c.Waiters())
-					assert.True(t, await(t, res, "waiter"))
+					assert.True(t, testutil.Await(t, res, "waiter"))
 				})
 				t.Run("lock held by another goroutine", func(t *testing.T) {
 					res := queueWaiter(t, l, c, 1, func() bool {
-						return c.WaitTimeout(liveness) && (held == nil || held())
+						return c.WaitTimeout(testutil.Liveness) && (held == nil || held())
 					})
 					l.Lock()
-					v, _ := onOther(t, func() { op.call(c) }) // returns while l is held
+					v, _ := testutil.OnOther(t, func() { op.call(c) }) // returns while l is held
 					require.Nil(t, v)
 					assert.Zero(t, c.Waiters(), "the waiter was not chosen")
 					l.Unlock()
-					assert.True(t, await(t, res, "waiter"))
+					assert.True(t, testutil.Await(t, res, "waiter"))
 				})
 			})
 		})
 	}
 	var m monitor.Monitor
-	err, _ := catch(m.Notify).(error)
+	err, _ := testutil.Catch(m.Notify).(error)
 	assert.ErrorIs(t, err, monitor.ErrNotOwner, "Notify without the monitor")
-	err, _ = catch(m.NotifyAll).(error)
+	err, _ = testutil.Catch(m.NotifyAll).(error)
 	assert.ErrorIs(t, err, monitor.ErrNotOwner, "NotifyAll without the monitor")
 }
 
@@ -298,7 +300,7 @@ type timeoutPanicker struct {
 func (p *timeoutPanicker) Unlock() {
 	if p.armed {
 		p.armed = false
-		waitFor(p.t, "the wait's own timeout", func() bool { return p.c.Waiters() == p.want })
+		testutil.WaitFor(p.t, "the wait's own timeout", func() bool { return p.c.Waiters() == p.want })
 		panic("timeoutPanicker: Unlock")
 	}
 	p.Locker.Unlock()
@@ -335,10 +337,10 @@ func TestCondNoPhantomSignalAfterSetUpPanic(t *testing.T) {
 			l, p, held := tc.new(t)
 			c := condvar.New(l)
 			p.c = c
-			other := queueWaiter(t, l, c, 1, func() bool { return c.WaitTimeout(liveness) })
+			other := queueWaiter(t, l, c, 1, func() bool { return c.WaitTimeout(testutil.Liveness) })
 			l.Lock()
 			p.armed, p.want = true, 1
-			v := catch(func() { c.WaitTimeout(time.Nanosecond) })
+			v := testutil.Catch(func() { c.WaitTimeout(time.Nanosecond) })
 			assert.Equal(t, "timeoutPanicker: Unlock", v)
 			if held != nil {
 				assert.True(t, held(), "the Unlock panicked before unlocking")
@@ -346,7 +348,7 @@ func TestCondNoPhantomSignalAfterSetUpPanic(t *testing.T) {
 			assert.Equal(t, 1, c.Waiters(), "the other waiter was woken by a signal nobody sent")
 			c.Signal()
 			l.Unlock()
-			assert.True(t, await(t, other, "the other waiter"))
+			assert.True(t, testutil.Await(t, other, "the other waiter"))
 			assert.Zero(t, c.Waiters())
 		})
 	}
@@ -361,7 +363,7 @@ type gatedLocker struct {
 }
 
 func (g *gatedLocker) Lock() {
-	if id := g.gateFor.Load(); id != 0 && id == goroutineID() {
+	if id := g.gateFor.Load(); id != 0 && id == testutil.GoroutineID() {
 		g.gate()
 	}
 	g.Mutex.Lock()
@@ -381,7 +383,7 @@ func TestCondSignalPassedOnWhenReacquireRefused(t *testing.T) {
 	// as blocked on a: its own check then finds the cycle, and it is the
 	// one refused (the last to block).
 	b.gate = func() {
-		waitFor(t, "signaller blocked on a", func() bool { return condvar.LockBlocked(a) == 1 })
+		testutil.WaitFor(t, "signaller blocked on a", func() bool { return len(detecttest.BlockedOn(a)) == 1 })
 	}
 	refused := make(chan any, 1)
 	go func() {
@@ -389,12 +391,12 @@ func TestCondSignalPassedOnWhenReacquireRefused(t *testing.T) {
 		a.Lock()
 		defer a.Unlock()
 		b.Lock()
-		b.gateFor.Store(goroutineID())
+		b.gateFor.Store(testutil.GoroutineID())
 		c.Wait()
 		t.Error("Wait returned")
 	}()
-	waitFor(t, "first waiter queued", func() bool { return c.Waiters() == 1 })
-	next := queueWaiter(t, b, c, 2, func() bool { return c.WaitTimeout(liveness) })
+	testutil.WaitFor(t, "first waiter queued", func() bool { return c.Waiters() == 1 })
+	next := queueWaiter(t, b, c, 2, func() bool { return c.WaitTimeout(testutil.Liveness) })
 	signaller := make(chan struct{})
 	go func() {
 		defer close(signaller)
@@ -404,14 +406,14 @@ func TestCondSignalPassedOnWhenReacquireRefused(t *testing.T) {
 		a.Lock()
 		a.Unlock()
 	}()
-	v := await(t, refused, "refused waiter")
+	v := testutil.Await(t, refused, "refused waiter")
 	err, _ := v.(error)
 	require.ErrorIs(t, err, detect.ErrDeadlock)
 	if !assert.Zero(t, c.Waiters(), "the signal was not passed on") {
 		c.Signal() // let the test end
 	}
-	assert.True(t, await(t, next, "next waiter"))
-	await(t, signaller, "signaller")
+	assert.True(t, testutil.Await(t, next, "next waiter"))
+	testutil.Await(t, signaller, "signaller")
 	assert.False(t, a.Locked())
 	assert.False(t, b.Locked())
 	var de *detect.DeadlockError

@@ -14,30 +14,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// liveness is the one generous deadline (see testutil).
-const liveness = testutil.Liveness
-
-func goroutineID() int64 { return testutil.GoroutineID() }
-
-func catch(f func()) any { return testutil.Catch(f) }
-
-func onOther(t testing.TB, f func()) (v any, id int64) {
-	t.Helper()
-	return testutil.OnOther(t, f)
-}
-
-func await[T any](t testing.TB, ch <-chan T, what string) T {
-	t.Helper()
-	return testutil.Await(t, ch, what)
-}
-
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	testutil.WaitFor(t, what, cond)
-}
-
-func forEachMode(t *testing.T, f func(t *testing.T)) { testutil.ForEachMode(t, f) }
-
 // A lockKind is a lock a Cond can be bound to.
 type lockKind struct {
 	name       string
@@ -87,6 +63,6 @@ func queueWaiter[T any](t *testing.T, l sync.Locker, c *condvar.Cond, want int, 
 		l.Unlock()
 		res <- r
 	}()
-	waitFor(t, "waiter queued", func() bool { return c.Waiters() == want })
+	testutil.WaitFor(t, "waiter queued", func() bool { return c.Waiters() == want })
 	return res
 }

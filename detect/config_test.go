@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -133,7 +135,7 @@ func TestConfigureDroppedRestoreFolds(t *testing.T) {
 		detect.Configure(detect.WithMode(base.Mode)) // restore dropped
 	}
 	assert.Equal(t, base, detect.CurrentConfig())
-	waitFor(t, "dropped layers folded", func() bool {
+	testutil.WaitFor(t, "dropped layers folded", func() bool {
 		runtime.GC()
 		return detect.Layers() <= before
 	})
@@ -149,7 +151,7 @@ func TestConfigureRejectsBadOptions(t *testing.T) {
 		{func() { detect.WithMode(detect.Mode(-1)) }, "detect: WithMode(-1): not Off, Cycles or Order"},
 		{func() { detect.WithWaitTimeout(-time.Second) }, "detect: WithWaitTimeout(-1s): negative"},
 	} {
-		err, ok := catch(tc.call).(error)
+		err, ok := testutil.Catch(tc.call).(error)
 		require.True(t, ok, "%s: want an error panic", tc.msg)
 		assert.ErrorIs(t, err, detect.ErrBadOption)
 		assert.EqualError(t, err, tc.msg)
@@ -216,7 +218,7 @@ func runHelper(t *testing.T, role string, env ...string) (stdout, stderr string)
 // child's error (an *exec.ExitError for a non-zero exit status).
 func runHelperErr(t *testing.T, role string, env ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), liveness)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Liveness)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
 	// The race detector's runtime sleeps a second at exit by default.
@@ -326,7 +328,7 @@ func TestEnvVarBadValue(t *testing.T) {
 // keep one consistent order, so nothing may be reported either, including
 // by records of locks taken in Order mode and released while it was off.
 func TestConfigureConcurrentWithLocking(t *testing.T) {
-	rec := configure(t)
+	rec := detecttest.Configure(t)
 	var a mutex.Mutex
 	var b monitor.Monitor
 	var c mutex.Mutex
@@ -360,12 +362,12 @@ func TestConfigureConcurrentWithLocking(t *testing.T) {
 	for i := range 300 {
 		restore := detect.Configure(detect.WithMode(modes[i%3]), detect.WithWaitTimeout(time.Duration(i%2)*time.Hour))
 		if i%5 == 0 {
-			detect.Configure(detect.WithReporter(rec.add), detect.WithReporter(rec.add))()
+			detect.Configure(detect.WithReporter(rec.Add), detect.WithReporter(rec.Add))()
 		}
 		detect.CurrentMode()
 		restore()
 	}
 	close(stop)
 	wg.Wait()
-	assert.Empty(t, rec.all(), "%s", rec)
+	assert.Empty(t, rec.All(), "%s", rec)
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -36,14 +38,14 @@ func TestDeadlockCycle(t *testing.T) {
 }
 
 func testDeadlockCycle(t *testing.T, mode detect.Mode, n int, mix string) {
-	rec := configure(t, detect.WithMode(mode))
+	rec := detecttest.Configure(t, detect.WithMode(mode))
 	locks := make([]sync.Locker, n)
 	for i := range locks {
 		kind := mix
 		if mix == "mixed" {
 			kind = []string{"mutex", "monitor"}[i%2]
 		}
-		locks[i] = named(kind, fmt.Sprintf("L%d", i))
+		locks[i] = detecttest.Named(kind, fmt.Sprintf("L%d", i))
 	}
 	depth := func(l sync.Locker) int {
 		if _, ok := l.(*monitor.Monitor); ok {
@@ -53,18 +55,18 @@ func testDeadlockCycle(t *testing.T, mode detect.Mode, n int, mix string) {
 	}
 	held := make(chan struct{}, n)
 	next := make([]chan struct{}, n)
-	procs := make([]*proc, n)
+	procs := make([]*testutil.Proc, n)
 	for i := range procs {
 		next[i] = make(chan struct{})
 		mine, want := locks[i], locks[(i+1)%n]
-		procs[i] = spawn(func() {
-			defer hold(mine, depth(mine))()
+		procs[i] = testutil.Spawn(func() {
+			defer detecttest.Hold(mine, depth(mine))()
 			held <- struct{}{}
 			<-next[i]
 			defer func() {
 				if v := recover(); v != nil {
 					// The lock that would have closed the cycle is not held.
-					assert.NotEqual(t, goroutineID(), detect.OwnerOf(want))
+					assert.NotEqual(t, testutil.GoroutineID(), detect.OwnerOf(want))
 					panic(v)
 				}
 			}()
@@ -73,20 +75,20 @@ func testDeadlockCycle(t *testing.T, mode detect.Mode, n int, mix string) {
 		})
 	}
 	for range n {
-		await(t, held, "goroutine holding its lock")
+		testutil.Await(t, held, "goroutine holding its lock")
 	}
 	for i := 0; i < n-1; i++ {
 		close(next[i])
-		waitParked(t, locks[i+1], procs[i].ID(t))
+		detecttest.WaitParked(t, locks[i+1], procs[i].ID(t))
 	}
 	close(next[n-1])
 
-	de := deadlockError(t, procs[n-1].wait(t))
+	de := detecttest.DeadlockError(t, procs[n-1].Wait(t))
 	for i := 0; i < n-1; i++ {
-		require.Nil(t, procs[i].wait(t), "goroutine %d", i)
+		require.Nil(t, procs[i].Wait(t), "goroutine %d", i)
 	}
 
-	reps := rec.all()
+	reps := rec.All()
 	require.Len(t, reps, 1, "%s", rec)
 	r := reps[0]
 	require.Same(t, r, de.Report, "the panic carries the delivered report")
@@ -95,13 +97,13 @@ func testDeadlockCycle(t *testing.T, mode detect.Mode, n int, mix string) {
 	// The closing goroutine first, then along the wait-for chain.
 	for k, s := range r.Steps {
 		g := (n - 1 + k) % n // the goroutine of step k
-		assert.Equal(t, procs[g].id, s.Goroutine, "step %d", k)
-		assert.Equal(t, fmt.Sprintf("L%d", (g+1)%n), lockName(s.WaitsFor), "step %d waits for", k)
-		assert.Equal(t, fmt.Sprintf("L%d", g), lockName(s.Holds), "step %d holds", k)
-		_, ok := ownFrame(s.Stack)
+		assert.Equal(t, procs[g].G, s.Goroutine, "step %d", k)
+		assert.Equal(t, fmt.Sprintf("L%d", (g+1)%n), detecttest.LockName(s.WaitsFor), "step %d waits for", k)
+		assert.Equal(t, fmt.Sprintf("L%d", g), detecttest.LockName(s.Holds), "step %d holds", k)
+		_, ok := detecttest.OwnFrame(s.Stack, ownPrefix)
 		assert.True(t, ok, "step %d stack %v shows the test's frames", k, s.Stack)
 	}
-	assert.Contains(t, de.Error(), fmt.Sprintf("goroutine %d waits for L0 held by goroutine %d", procs[n-1].id, procs[0].id))
+	assert.Contains(t, de.Error(), fmt.Sprintf("goroutine %d waits for L0 held by goroutine %d", procs[n-1].G, procs[0].G))
 	for _, l := range locks {
 		assert.Zero(t, detect.OwnerOf(l), "every lock is free again")
 	}
@@ -117,13 +119,13 @@ func testDeadlockCycle(t *testing.T, mode detect.Mode, n int, mix string) {
 func TestDeadlockMonitorDepth3(t *testing.T) {
 	for _, closerHoldsMonitor := range []bool{true, false} {
 		t.Run(fmt.Sprintf("closerHoldsMonitor=%v", closerHoldsMonitor), func(t *testing.T) {
-			rec := configure(t, detect.WithMode(detect.Order))
-			mon := named("monitor", "mon").(*monitor.Monitor)
-			mu := named("mutex", "mu").(*mutex.Mutex)
+			rec := detecttest.Configure(t, detect.WithMode(detect.Order))
+			mon := detecttest.Named("monitor", "mon").(*monitor.Monitor)
+			mu := detecttest.Named("mutex", "mu").(*mutex.Mutex)
 
 			monSide := func(ready chan<- struct{}, goOn <-chan struct{}) func() {
 				return func() {
-					defer hold(mon, 3)()
+					defer detecttest.Hold(mon, 3)()
 					ready <- struct{}{}
 					<-goOn
 					defer func() {
@@ -146,7 +148,7 @@ func TestDeadlockMonitorDepth3(t *testing.T) {
 					defer func() {
 						if v := recover(); v != nil {
 							assert.Zero(t, mon.HoldCount())
-							assert.NotEqual(t, goroutineID(), detect.OwnerOf(mon))
+							assert.NotEqual(t, testutil.GoroutineID(), detect.OwnerOf(mon))
 							panic(v)
 						}
 					}()
@@ -156,32 +158,32 @@ func TestDeadlockMonitorDepth3(t *testing.T) {
 			}
 			ready := make(chan struct{}, 2)
 			goParked, goCloser := make(chan struct{}), make(chan struct{})
-			var parked, closer *proc
+			var parked, closer *testutil.Proc
 			var parkedOn sync.Locker
 			if closerHoldsMonitor {
-				parked, closer, parkedOn = spawn(muSide(ready, goParked)), spawn(monSide(ready, goCloser)), mon
+				parked, closer, parkedOn = testutil.Spawn(muSide(ready, goParked)), testutil.Spawn(monSide(ready, goCloser)), mon
 			} else {
-				parked, closer, parkedOn = spawn(monSide(ready, goParked)), spawn(muSide(ready, goCloser)), mu
+				parked, closer, parkedOn = testutil.Spawn(monSide(ready, goParked)), testutil.Spawn(muSide(ready, goCloser)), mu
 			}
-			await(t, ready, "first lock")
-			await(t, ready, "second lock")
+			testutil.Await(t, ready, "first lock")
+			testutil.Await(t, ready, "second lock")
 			close(goParked)
-			waitParked(t, parkedOn, parked.ID(t))
+			detecttest.WaitParked(t, parkedOn, parked.ID(t))
 			close(goCloser)
 
-			de := deadlockError(t, closer.wait(t))
-			require.Nil(t, parked.wait(t))
-			require.Len(t, rec.all(), 1, "%s", rec)
+			de := detecttest.DeadlockError(t, closer.Wait(t))
+			require.Nil(t, parked.Wait(t))
+			require.Len(t, rec.All(), 1, "%s", rec)
 			r := de.Report
 			require.Len(t, r.Steps, 2)
-			assert.Equal(t, closer.id, r.Steps[0].Goroutine)
-			assert.Equal(t, parked.id, r.Steps[1].Goroutine)
+			assert.Equal(t, closer.G, r.Steps[0].Goroutine)
+			assert.Equal(t, parked.G, r.Steps[1].Goroutine)
 			if closerHoldsMonitor {
-				assert.Equal(t, "mon", lockName(r.Steps[0].Holds))
-				assert.Equal(t, "mu", lockName(r.Steps[0].WaitsFor))
+				assert.Equal(t, "mon", detecttest.LockName(r.Steps[0].Holds))
+				assert.Equal(t, "mu", detecttest.LockName(r.Steps[0].WaitsFor))
 			} else {
-				assert.Equal(t, "mu", lockName(r.Steps[0].Holds))
-				assert.Equal(t, "mon", lockName(r.Steps[0].WaitsFor))
+				assert.Equal(t, "mu", detecttest.LockName(r.Steps[0].Holds))
+				assert.Equal(t, "mon", detecttest.LockName(r.Steps[0].WaitsFor))
 			}
 			assert.Zero(t, detect.OwnerOf(mon))
 			assert.Zero(t, detect.OwnerOf(mu))
@@ -195,11 +197,11 @@ func TestDeadlockMonitorDepth3(t *testing.T) {
 // finish normally. The panic then reaches the top of its goroutine (here a
 // recover at the very top, standing in for a crash handler).
 func TestDeadlockPanicUnblocksOther(t *testing.T) {
-	configure(t, detect.WithMode(detect.Cycles))
+	detecttest.Configure(t, detect.WithMode(detect.Cycles))
 	var a, b mutex.Mutex
 	aHeld, bHeld := make(chan struct{}), make(chan struct{})
 	victimGo := make(chan struct{})
-	other := spawn(func() {
+	other := testutil.Spawn(func() {
 		a.Lock()
 		defer a.Unlock()
 		close(aHeld)
@@ -207,7 +209,7 @@ func TestDeadlockPanicUnblocksOther(t *testing.T) {
 		b.Lock() // parks until the victim's deferred Unlock
 		b.Unlock()
 	})
-	victim := spawn(func() {
+	victim := testutil.Spawn(func() {
 		b.Lock()
 		defer b.Unlock()
 		close(bHeld)
@@ -216,10 +218,10 @@ func TestDeadlockPanicUnblocksOther(t *testing.T) {
 		t.Error("Lock returned instead of panicking")
 	})
 	<-aHeld
-	waitParked(t, &b, other.ID(t))
+	detecttest.WaitParked(t, &b, other.ID(t))
 	close(victimGo)
-	deadlockError(t, victim.wait(t))
-	require.Nil(t, other.wait(t))
+	detecttest.DeadlockError(t, victim.Wait(t))
+	require.Nil(t, other.Wait(t))
 	a.Lock() // both free
 	b.Lock()
 	b.Unlock()
@@ -234,9 +236,9 @@ func TestDeadlockPanicUnblocksOther(t *testing.T) {
 func TestDeadlockLockContext(t *testing.T) {
 	for _, kind := range []string{"mutex", "monitor"} {
 		t.Run(kind, func(t *testing.T) {
-			rec := configure(t, detect.WithMode(detect.Cycles))
-			a := named(kind, "a")
-			b := named(kind, "b")
+			rec := detecttest.Configure(t, detect.WithMode(detect.Cycles))
+			a := detecttest.Named(kind, "a")
+			b := detecttest.Named(kind, "b")
 			lockCtx := func(l sync.Locker) error {
 				return l.(interface {
 					LockContext(context.Context) error
@@ -246,7 +248,7 @@ func TestDeadlockLockContext(t *testing.T) {
 			for round := range 2 {
 				aHeld := make(chan struct{})
 				b.Lock()
-				other := spawn(func() {
+				other := testutil.Spawn(func() {
 					a.Lock()
 					defer a.Unlock()
 					close(aHeld)
@@ -254,19 +256,19 @@ func TestDeadlockLockContext(t *testing.T) {
 					b.Unlock()
 				})
 				<-aHeld
-				waitParked(t, b, other.ID(t))
+				detecttest.WaitParked(t, b, other.ID(t))
 				err := lockCtx(a)
-				de := deadlockError(t, err)
+				de := detecttest.DeadlockError(t, err)
 				assert.False(t, a.(owned).Owned(), "LockContext failed without the lock")
-				assert.Equal(t, goroutineID(), de.Report.Steps[0].Goroutine)
+				assert.Equal(t, testutil.GoroutineID(), de.Report.Steps[0].Goroutine)
 				b.Unlock() // back off
-				require.Nil(t, other.wait(t))
+				require.Nil(t, other.Wait(t))
 				// Retry: nothing stands in the way now.
 				b.Lock()
 				require.NoError(t, lockCtx(a))
 				a.Unlock()
 				b.Unlock()
-				require.Len(t, rec.all(), 1, "round %d: one report for the one cycle\n%s", round, rec)
+				require.Len(t, rec.All(), 1, "round %d: one report for the one cycle\n%s", round, rec)
 			}
 		})
 	}
@@ -299,14 +301,14 @@ func (g gatedLocker) Lock() {
 func TestDeadlockCondReacquire(t *testing.T) {
 	for _, mode := range []detect.Mode{detect.Cycles, detect.Order} {
 		t.Run(mode.String(), func(t *testing.T) {
-			rec := configure(t, detect.WithMode(mode))
-			m := named("mutex", "m").(*mutex.Mutex)
-			x := named("mutex", "x").(*mutex.Mutex)
+			rec := detecttest.Configure(t, detect.WithMode(mode))
+			m := detecttest.Named("mutex", "m").(*mutex.Mutex)
+			x := detecttest.Named("mutex", "x").(*mutex.Mutex)
 			gl := gatedLocker{m, make(chan struct{}, 1)}
 			c := condvar.New(gl)
 			gl.gate <- struct{}{} // the first Lock goes through
 			waiting := make(chan struct{})
-			w := spawn(func() {
+			w := testutil.Spawn(func() {
 				x.Lock()
 				defer x.Unlock()
 				gl.Lock()
@@ -322,30 +324,30 @@ func TestDeadlockCondReacquire(t *testing.T) {
 				c.Wait()
 			})
 			<-waiting
-			b := spawn(func() {
+			b := testutil.Spawn(func() {
 				m.Lock() // free: W's Wait released it
 				defer m.Unlock()
 				c.Signal()
 				x.Lock() // parks: W holds x
 				x.Unlock()
 			})
-			waitParked(t, x, b.ID(t))
+			detecttest.WaitParked(t, x, b.ID(t))
 			assert.Zero(t, c.Waiters(), "W was signalled")
 			gl.gate <- struct{}{} // let W's reacquire start
-			de := deadlockError(t, w.wait(t))
-			require.Nil(t, b.wait(t))
-			require.Len(t, rec.all(detect.Deadlock), 1, "%s", rec)
+			de := detecttest.DeadlockError(t, w.Wait(t))
+			require.Nil(t, b.Wait(t))
+			require.Len(t, rec.All(detect.Deadlock), 1, "%s", rec)
 			if mode == detect.Order {
 				// Once freed, B took x while holding m, and W had taken m
 				// while holding x: a real inversion, reported as such.
-				require.Len(t, rec.all(detect.LockOrder), 1, "%s", rec)
+				require.Len(t, rec.All(detect.LockOrder), 1, "%s", rec)
 			}
 			r := de.Report
 			require.Len(t, r.Steps, 2)
-			assert.Equal(t, w.id, r.Steps[0].Goroutine)
-			assert.Equal(t, "m", lockName(r.Steps[0].WaitsFor))
-			assert.Equal(t, "x", lockName(r.Steps[0].Holds))
-			assert.Equal(t, b.id, r.Steps[1].Goroutine)
+			assert.Equal(t, w.G, r.Steps[0].Goroutine)
+			assert.Equal(t, "m", detecttest.LockName(r.Steps[0].WaitsFor))
+			assert.Equal(t, "x", detecttest.LockName(r.Steps[0].Holds))
+			assert.Equal(t, b.G, r.Steps[1].Goroutine)
 			assert.Zero(t, detect.OwnerOf(m))
 			assert.Zero(t, detect.OwnerOf(x))
 		})
@@ -358,16 +360,16 @@ func TestDeadlockCondReacquire(t *testing.T) {
 // cancellation closes the cycle; it panics without holding the Monitor
 // (hold count 0), and the other goroutine gets the Monitor afterwards.
 func TestDeadlockMonitorWaitReacquire(t *testing.T) {
-	rec := configure(t, detect.WithMode(detect.Order))
-	mon := named("monitor", "mon").(*monitor.Monitor)
-	x := named("mutex", "x").(*mutex.Mutex)
+	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
+	mon := detecttest.Named("monitor", "mon").(*monitor.Monitor)
+	x := detecttest.Named("mutex", "x").(*mutex.Mutex)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	waiting := make(chan struct{})
-	w := spawn(func() {
+	w := testutil.Spawn(func() {
 		x.Lock()
 		defer x.Unlock()
-		release := hold(mon, 3)
+		release := detecttest.Hold(mon, 3)
 		close(waiting)
 		defer func() {
 			v := recover()
@@ -380,18 +382,18 @@ func TestDeadlockMonitorWaitReacquire(t *testing.T) {
 		_ = mon.WaitContext(ctx)
 	})
 	<-waiting
-	b := spawn(func() {
+	b := testutil.Spawn(func() {
 		mon.Lock() // free: W's wait released every hold
 		defer mon.Unlock()
 		x.Lock() // parks: W holds x
 		x.Unlock()
 	})
-	waitParked(t, x, b.ID(t))
+	detecttest.WaitParked(t, x, b.ID(t))
 	cancel() // W retakes mon: the cycle closes
-	de := deadlockError(t, w.wait(t))
-	require.Nil(t, b.wait(t))
-	require.Len(t, rec.all(detect.Deadlock), 1, "%s", rec)
-	assert.Equal(t, "mon", lockName(de.Report.Steps[0].WaitsFor))
+	de := detecttest.DeadlockError(t, w.Wait(t))
+	require.Nil(t, b.Wait(t))
+	require.Len(t, rec.All(detect.Deadlock), 1, "%s", rec)
+	assert.Equal(t, "mon", detecttest.LockName(de.Report.Steps[0].WaitsFor))
 	assert.Zero(t, detect.OwnerOf(mon))
 }
 
@@ -402,16 +404,16 @@ func TestDeadlockMonitorWaitReacquire(t *testing.T) {
 func TestNoReportForReentry(t *testing.T) {
 	for _, mode := range []detect.Mode{detect.Off, detect.Cycles, detect.Order} {
 		t.Run(mode.String(), func(t *testing.T) {
-			rec := configure(t, detect.WithMode(mode), detect.WithWaitTimeout(0))
-			mon := named("monitor", "mon").(*monitor.Monitor)
-			x := named("mutex", "x").(*mutex.Mutex)
+			rec := detecttest.Configure(t, detect.WithMode(mode), detect.WithWaitTimeout(0))
+			mon := detecttest.Named("monitor", "mon").(*monitor.Monitor)
+			x := detecttest.Named("mutex", "x").(*mutex.Mutex)
 			mon.Lock()
-			waiter := spawn(func() {
+			waiter := testutil.Spawn(func() {
 				mon.Lock()
 				mon.Unlock()
 			})
 			if mode != detect.Off {
-				waitParked(t, mon, waiter.ID(t))
+				detecttest.WaitParked(t, mon, waiter.ID(t))
 			}
 			x.Lock()
 			mon.Lock() // re-entry while holding x, taken after mon
@@ -423,8 +425,8 @@ func TestNoReportForReentry(t *testing.T) {
 			}
 			x.Unlock()
 			mon.Unlock()
-			require.Nil(t, waiter.wait(t))
-			assert.Empty(t, rec.all(), "%s", rec)
+			require.Nil(t, waiter.Wait(t))
+			assert.Empty(t, rec.All(), "%s", rec)
 			if mode == detect.Order {
 				assert.True(t, detect.HasEdge(mon, x))
 				assert.False(t, detect.HasEdge(x, mon), "re-entry is never an edge")
@@ -441,7 +443,7 @@ func TestNoReportForReentry(t *testing.T) {
 // goroutine with the largest registration epoch, this was seen about once
 // in 2000 rounds, 15 in 2000 under -race.
 func TestDeadlockOneVictim(t *testing.T) {
-	configure(t, detect.WithMode(detect.Cycles))
+	detecttest.Configure(t, detect.WithMode(detect.Cycles))
 	both := 0
 	for range 3000 {
 		var a, b mutex.Mutex
@@ -454,16 +456,16 @@ func TestDeadlockOneVictim(t *testing.T) {
 				defer x.Unlock()
 				ready.Done()
 				ready.Wait()
-				if catch(y.Lock) != nil {
+				if testutil.Catch(y.Lock) != nil {
 					victims.Add(1)
 					return
 				}
 				y.Unlock()
 			}
 		}
-		p, q := spawn(run(&a, &b)), spawn(run(&b, &a))
-		p.wait(t)
-		q.wait(t)
+		p, q := testutil.Spawn(run(&a, &b)), testutil.Spawn(run(&b, &a))
+		p.Wait(t)
+		q.Wait(t)
 		if victims.Load() == 2 {
 			both++
 		}
@@ -478,12 +480,12 @@ func TestDeadlockOneVictim(t *testing.T) {
 // waiter on that lock would sleep for ever. core.Acquire leaves the queue
 // before it asks the engine for the report.
 func TestDeadlockReporterPanics(t *testing.T) {
-	configure(t, detect.WithMode(detect.Cycles))
+	detecttest.Configure(t, detect.WithMode(detect.Cycles))
 	defer detect.Configure(detect.WithReporter(func(*detect.Report) { panic("reporter") }))()
 	var a, b mutex.Mutex
 	aHeld := make(chan struct{})
 	b.Lock()
-	other := spawn(func() {
+	other := testutil.Spawn(func() {
 		a.Lock()
 		defer a.Unlock()
 		close(aHeld)
@@ -491,19 +493,19 @@ func TestDeadlockReporterPanics(t *testing.T) {
 		b.Unlock()
 	})
 	<-aHeld
-	waitParked(t, &b, other.ID(t))
-	assert.Equal(t, "reporter", catch(a.Lock))
+	detecttest.WaitParked(t, &b, other.ID(t))
+	assert.Equal(t, "reporter", testutil.Catch(a.Lock))
 	b.Unlock()
-	require.Nil(t, other.wait(t))
+	require.Nil(t, other.Wait(t))
 	// a is free; contend on it: the waiter must be woken.
 	a.Lock()
-	w := spawn(func() {
+	w := testutil.Spawn(func() {
 		a.Lock()
 		a.Unlock()
 	})
-	waitParked(t, &a, w.ID(t))
+	detecttest.WaitParked(t, &a, w.ID(t))
 	a.Unlock()
-	require.Nil(t, w.wait(t), "the waiter is woken")
+	require.Nil(t, w.Wait(t), "the waiter is woken")
 }
 
 // TestCyclesSeesGoroutineParkedWhileOff: a goroutine that parked while
@@ -516,7 +518,7 @@ func TestCyclesSeesGoroutineParkedWhileOff(t *testing.T) {
 	var a, b mutex.Mutex
 	b.Lock()
 	aHeld := make(chan struct{})
-	other := spawn(func() {
+	other := testutil.Spawn(func() {
 		a.Lock()
 		defer a.Unlock()
 		close(aHeld)
@@ -524,13 +526,13 @@ func TestCyclesSeesGoroutineParkedWhileOff(t *testing.T) {
 		b.Unlock()
 	})
 	<-aHeld
-	waitState(t, other.ID(t), "locksmith/internal/core.(*Lock).Acquire")
-	rec := configure(t, detect.WithMode(detect.Cycles))
-	ctx, cancel := context.WithTimeout(context.Background(), liveness)
+	testutil.WaitState(t, other.ID(t), "locksmith/internal/core.(*Lock).Acquire")
+	rec := detecttest.Configure(t, detect.WithMode(detect.Cycles))
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.Liveness)
 	defer cancel()
-	de := deadlockError(t, a.LockContext(ctx))
+	de := detecttest.DeadlockError(t, a.LockContext(ctx))
 	require.Len(t, de.Report.Steps, 2)
-	assert.Len(t, rec.all(detect.Deadlock), 1)
+	assert.Len(t, rec.All(detect.Deadlock), 1)
 	b.Unlock()
-	require.Nil(t, other.wait(t))
+	require.Nil(t, other.Wait(t))
 }

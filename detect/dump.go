@@ -2,6 +2,7 @@ package detect
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -91,7 +92,7 @@ func heldNow() map[int64][]holding {
 		out[g] = append(out[g], holding{lock: lockInfo(m), count: n})
 	})
 	for _, hs := range out {
-		slices.SortFunc(hs, func(a, b holding) int { return cmpU(a.lock.ID, b.lock.ID) })
+		slices.SortFunc(hs, func(a, b holding) int { return cmp.Compare(a.lock.ID, b.lock.ID) })
 	}
 	return out
 }
@@ -262,9 +263,9 @@ func WriteDOT(w io.Writer) error {
 	}
 	slices.SortFunc(order, func(x, y pair) int {
 		if x.a != y.a {
-			return cmpU(x.a, y.a)
+			return cmp.Compare(x.a, y.a)
 		}
-		return cmpU(x.b, y.b)
+		return cmp.Compare(x.b, y.b)
 	})
 	for _, p := range order {
 		if p.label != "" {
@@ -319,14 +320,4 @@ func edgeLabel(e *edge) string {
 		parts = append(parts, "taken"+how(e.mode&readTo != 0))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func cmpU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -19,19 +19,6 @@ func adapt(l sync.Locker) core.Adapter {
 	return a
 }
 
-// BlockedOn returns the IDs of the goroutines registered as blocked on l,
-// so that tests can wait for a goroutine to park without sleeping.
-func BlockedOn(l sync.Locker) []int64 {
-	cl := adapt(l).Lock
-	var gs []int64
-	core.Waiting(func(wi core.WaitInfo) {
-		if wi.Lock == cl {
-			gs = append(gs, wi.G)
-		}
-	})
-	return gs
-}
-
 // Blocked returns the number of goroutines registered as blocked on any
 // locksmith lock.
 func Blocked() int {

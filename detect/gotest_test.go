@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
 )
 
 // These tests run the real go command on a throwaway module that uses the
@@ -138,7 +139,7 @@ func (m *goModule) goTest(env ...string) (out string, code int) {
 // goCmd runs the go command with args in the module, as goTest does.
 func (m *goModule) goCmd(args []string, env ...string) (out string, code int) {
 	m.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*liveness)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*testutil.Liveness)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, m.gob, args...)
 	cmd.Dir = m.dir

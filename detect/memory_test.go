@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -20,14 +22,14 @@ import (
 // asynchronously after the cycle that finds the lock unreachable.
 func waitForGC(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(liveness)
+	deadline := time.Now().Add(testutil.Liveness)
 	for {
 		runtime.GC()
 		if cond() {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached after %v", what, liveness)
+			t.Fatalf("%s: not reached after %v", what, testutil.Liveness)
 		}
 		runtime.Gosched()
 	}
@@ -61,7 +63,7 @@ func onCollect(l sync.Locker, n *atomic.Int32) {
 // and Dump entries, DOT output), it keeps no reference that keeps the lock
 // alive, and forgets it all once the lock is collected.
 func TestLocksAreCollected(t *testing.T) {
-	rec := configure(t, detect.WithMode(detect.Order))
+	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 	var anchor mutex.Mutex
 	detect.SetName(&anchor, "anchor")
 	lockPair(&anchor, new(mutex.Mutex))
@@ -98,20 +100,20 @@ func TestLocksAreCollected(t *testing.T) {
 			if i%50 == 0 {
 				// A blocked goroutine: registry, Dump and DOT entries.
 				a.Lock()
-				w := spawn(func() {
+				w := testutil.Spawn(func() {
 					a.Lock()
 					a.Unlock()
 				})
-				waitParked(t, a, w.ID(t))
+				detecttest.WaitParked(t, a, w.ID(t))
 				var buf bytes.Buffer
 				detect.Dump(&buf)
 				require.NoError(t, detect.WriteDOT(&buf))
 				a.Unlock()
-				require.Nil(t, w.wait(t))
+				require.Nil(t, w.Wait(t))
 			}
 		}
 	}()
-	reps := rec.all(detect.LockOrder)
+	reps := rec.All(detect.LockOrder)
 	require.Len(t, reps, 1, "one report for the one inversion, whatever the pairs it was made on")
 	assert.Equal(t, detect.Seen{Times: n, Locks: 2 * n, Goroutines: 1}, reps[0].Seen())
 
@@ -137,13 +139,13 @@ func TestMemoryBounded(t *testing.T) {
 	case raceEnabled:
 		n = 40_000
 	}
-	configure(t, detect.WithMode(detect.Order))
+	detecttest.Configure(t, detect.WithMode(detect.Order))
 	var anchor monitor.Monitor
 	detect.SetName(&anchor, "anchor")
 	lockPair(&anchor, new(mutex.Mutex))
 	waitForGC(t, "warm-up", func() bool { return true })
 	base := detect.ReadStats()
-	heapBefore := baseline()
+	heapBefore := testutil.HeapBaseline()
 
 	var peak detect.Stats
 	t0 := time.Now()
@@ -165,28 +167,10 @@ func TestMemoryBounded(t *testing.T) {
 	t.Logf("%d locks in %v; baseline %+v; largest seen %+v", n, time.Since(t0), base, peak)
 	t0 = time.Now()
 	waitForGC(t, "tables back near the baseline", func() bool { return near(detect.ReadStats(), base, 64) })
-	mib := retainedMiB(heapBefore)
+	mib := testutil.RetainedMiB(heapBefore)
 	t.Logf("after collection (%v): %+v; heap in use %+.1f MiB", time.Since(t0), detect.ReadStats(), mib)
 	assert.Less(t, mib, 16.0, "heap after GC stays flat")
 	runtime.KeepAlive(&anchor)
-}
-
-// retainedMiB returns how much more heap is in use, after collection, than
-// before.
-func retainedMiB(before runtime.MemStats) float64 {
-	runtime.GC()
-	runtime.GC()
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	return (float64(after.HeapInuse) - float64(before.HeapInuse)) / (1 << 20)
-}
-
-func baseline() runtime.MemStats {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms
 }
 
 // TestExitedHoldersReclaimed: goroutines that exit holding a lock of their
@@ -201,9 +185,9 @@ func TestExitedHoldersReclaimed(t *testing.T) {
 	}
 	for _, mode := range []detect.Mode{detect.Off, detect.Cycles, detect.Order} {
 		t.Run(mode.String(), func(t *testing.T) {
-			configure(t, detect.WithMode(mode))
+			detecttest.Configure(t, detect.WithMode(mode))
 			waitForGC(t, "records of earlier tests reclaimed", func() bool { return detect.ReadStats().HoldingGs == 0 })
-			heapBefore := baseline()
+			heapBefore := testutil.HeapBaseline()
 			var collected atomic.Int32
 			const batch = 1000
 			for i := 0; i < n; i += batch {
@@ -221,7 +205,7 @@ func TestExitedHoldersReclaimed(t *testing.T) {
 			}
 			waitForGC(t, "every lock collected", func() bool { return collected.Load() == int32(n) })
 			waitForGC(t, "every record reclaimed", func() bool { return detect.ReadStats().HoldingGs == 0 })
-			mib := retainedMiB(heapBefore)
+			mib := testutil.RetainedMiB(heapBefore)
 			t.Logf("%d goroutines exited holding a lock: heap in use %+.1f MiB; %+v", n, mib, detect.ReadStats())
 			assert.Less(t, mib, 4.0, "heap after GC stays flat")
 		})
@@ -238,10 +222,10 @@ func TestModeSwitchWhileHeldReclaimed(t *testing.T) {
 	if testing.Short() {
 		n = 500
 	}
-	configure(t, detect.WithMode(detect.Order))
+	detecttest.Configure(t, detect.WithMode(detect.Order))
 	waitForGC(t, "records of earlier tests reclaimed", func() bool { return detect.ReadStats().HoldingGs == 0 })
 	var shared mutex.Mutex // long-lived
-	heapBefore := baseline()
+	heapBefore := testutil.HeapBaseline()
 	var collected atomic.Int32
 	holding := make(chan struct{}, n)
 	switched := make(chan struct{})
@@ -261,7 +245,7 @@ func TestModeSwitchWhileHeldReclaimed(t *testing.T) {
 		}()
 	}
 	for range n {
-		await(t, holding, "goroutine holding its lock")
+		testutil.Await(t, holding, "goroutine holding its lock")
 	}
 	// One more, holding the long-lived lock across the switch.
 	sharedHeld := make(chan struct{})
@@ -272,7 +256,7 @@ func TestModeSwitchWhileHeldReclaimed(t *testing.T) {
 		<-switched
 		shared.Unlock()
 	}()
-	await(t, sharedHeld, "goroutine holding the shared lock")
+	testutil.Await(t, sharedHeld, "goroutine holding the shared lock")
 	assert.GreaterOrEqual(t, detect.ReadStats().HoldingGs, n+1)
 	restore := detect.Configure(detect.WithMode(detect.Cycles))
 	close(switched)
@@ -281,7 +265,7 @@ func TestModeSwitchWhileHeldReclaimed(t *testing.T) {
 
 	waitForGC(t, "every lock collected", func() bool { return collected.Load() == int32(n) })
 	waitForGC(t, "every record reclaimed", func() bool { return detect.ReadStats().HoldingGs == 0 })
-	mib := retainedMiB(heapBefore)
+	mib := testutil.RetainedMiB(heapBefore)
 	t.Logf("after %d goroutines across a mode switch: heap in use %+.1f MiB; %+v", n, mib, detect.ReadStats())
 	assert.Less(t, mib, 4.0, "heap after GC stays flat")
 	// The shared lock works as ever, with no stale record behind.

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -760,7 +761,7 @@ func reorder(x, y *node) []*edge {
 	for bi < len(bwdSet) {
 		stepB()
 	}
-	byOrd := func(a, b *node) int { return cmpI(a.ord, b.ord) }
+	byOrd := func(a, b *node) int { return cmp.Compare(a.ord, b.ord) }
 	slices.SortFunc(fwdNodes, byOrd)
 	slices.SortFunc(bwdSet, byOrd)
 	ords = ords[:0]
@@ -819,7 +820,7 @@ func intoGap(set []*node, mark uint64, below bool, end int64) bool {
 			return false
 		}
 	}
-	slices.SortFunc(set, func(p, q *node) int { return cmpI(p.ord, q.ord) })
+	slices.SortFunc(set, func(p, q *node) int { return cmp.Compare(p.ord, q.ord) })
 	for i, n := range set {
 		setOrd(n, a+step*int64(i+1))
 	}
@@ -834,16 +835,6 @@ func setOrd(n *node, o int64) {
 	}
 	n.ord = o
 	byPos[o] = n
-}
-
-func cmpI(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // orderReport builds the LockOrder report for the cycle that p.closing

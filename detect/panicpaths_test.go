@@ -15,6 +15,8 @@ import (
 
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -35,10 +37,10 @@ var reporterExits = []reporterExit{
 
 // failingReporter records every report and then leaves as exit says, for
 // reports of kind k.
-func failingReporter(t *testing.T, k detect.Kind, exit func()) *recorder {
-	rec := configure(t, detect.WithMode(detect.Order))
+func failingReporter(t *testing.T, k detect.Kind, exit func()) *detecttest.Recorder {
+	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 	t.Cleanup(detect.Configure(detect.WithReporter(func(r *detect.Report) {
-		rec.add(r)
+		rec.Add(r)
 		if r.Kind == k {
 			exit()
 		}
@@ -73,33 +75,33 @@ func TestOrderReporterFailureLeavesLockFree(t *testing.T) {
 				t.Run(kind+"/"+acq.name+"/"+ex.name, func(t *testing.T) {
 					rec := failingReporter(t, detect.LockOrder, ex.exit)
 					holding := detect.ReadStats().HoldingGs
-					a, b := named(kind, "a"), named(kind, "b")
+					a, b := detecttest.Named(kind, "a"), detecttest.Named(kind, "b")
 					a.Lock() // the order a -> b
 					b.Lock()
 					b.Unlock()
 					// a stays held, so that the victim parks on it and a
 					// second goroutine queues behind the victim.
-					victim := spawn(func() {
+					victim := testutil.Spawn(func() {
 						b.Lock()
 						defer b.Unlock()
 						acq.lock(a) // b -> a closes the cycle
 						t.Error("the acquisition that closes the cycle returned")
 					})
-					waitParked(t, a, victim.ID(t))
-					next := spawn(func() {
+					detecttest.WaitParked(t, a, victim.ID(t))
+					next := testutil.Spawn(func() {
 						a.Lock()
 						a.Unlock()
 					})
-					waitParked(t, a, next.ID(t))
+					detecttest.WaitParked(t, a, next.ID(t))
 					a.Unlock() // to the victim, which reports
-					v := victim.wait(t)
+					v := victim.Wait(t)
 					if ex.name == "panic" {
 						assert.Equal(t, errReporter, v)
 					} else {
 						assert.Nil(t, v, "Goexit is not a panic")
 					}
-					require.Len(t, rec.all(detect.LockOrder), 1)
-					require.Nil(t, next.wait(t), "the goroutine queued behind the victim is woken")
+					require.Len(t, rec.All(detect.LockOrder), 1)
+					require.Nil(t, next.Wait(t), "the goroutine queued behind the victim is woken")
 					assert.Zero(t, detect.OwnerOf(a), "a still held after the reporter failed")
 					assert.Zero(t, detect.OwnerOf(b))
 					assert.Equal(t, holding, detect.ReadStats().HoldingGs, "a held-lock record left behind")
@@ -123,16 +125,16 @@ func TestOrderReporterFailureInCondWait(t *testing.T) {
 	for _, ex := range reporterExits {
 		t.Run(ex.name, func(t *testing.T) {
 			failingReporter(t, detect.LockOrder, ex.exit)
-			m := named("monitor", "m").(*monitor.Monitor)
-			x := named("mutex", "x").(*mutex.Mutex)
+			m := detecttest.Named("monitor", "m").(*monitor.Monitor)
+			x := detecttest.Named("mutex", "x").(*mutex.Mutex)
 			c := condvar.New(m)
 			var holdCount int
 			var owned bool
 			var unlocks []any
-			waiter := spawn(func() {
+			waiter := testutil.Spawn(func() {
 				for range depth {
 					m.Lock()
-					defer func() { unlocks = append(unlocks, catch(m.Unlock)) }()
+					defer func() { unlocks = append(unlocks, testutil.Catch(m.Unlock)) }()
 				}
 				x.Lock() // m -> x
 				defer x.Unlock()
@@ -140,11 +142,11 @@ func TestOrderReporterFailureInCondWait(t *testing.T) {
 				c.Wait() // retakes m holding x: x -> m closes the cycle
 				t.Error("Wait returned")
 			})
-			waitFor(t, "waiter queued", func() bool { return c.Waiters() == 1 })
+			testutil.WaitFor(t, "waiter queued", func() bool { return c.Waiters() == 1 })
 			m.Lock()
 			c.Signal()
 			m.Unlock()
-			v := waiter.wait(t)
+			v := waiter.Wait(t)
 			assert.Zero(t, holdCount, "HoldCount after the failed retake")
 			assert.False(t, owned)
 			require.Len(t, unlocks, depth)
@@ -171,7 +173,7 @@ func TestOrderReporterFailureInCondWait(t *testing.T) {
 			require.True(t, m.TryLock())
 			assert.Equal(t, 1, m.HoldCount())
 			m.Unlock()
-			err, _ := catch(m.Unlock).(error)
+			err, _ := testutil.Catch(m.Unlock).(error)
 			require.ErrorIs(t, err, monitor.ErrNotOwner)
 			assert.NotErrorIs(t, err, errReporter)
 		})
@@ -195,9 +197,9 @@ func TestCondWaitDeadlockRetry(t *testing.T) {
 		depth int
 	}{{"mutex", 1}, {"monitor", 2}} {
 		t.Run(tc.kind, func(t *testing.T) {
-			configure(t, detect.WithMode(detect.Cycles))
+			detecttest.Configure(t, detect.WithMode(detect.Cycles))
 			a := new(mutex.Mutex)
-			b := named(tc.kind, "b")
+			b := detecttest.Named(tc.kind, "b")
 			c := condvar.New(b)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -206,7 +208,7 @@ func TestCondWaitDeadlockRetry(t *testing.T) {
 			var refusals []error
 			var result error
 			otherDone := make(chan struct{})
-			waiter := spawn(func() {
+			waiter := testutil.Spawn(func() {
 				for {
 					attempts++
 					err := func() (err error) {
@@ -235,22 +237,22 @@ func TestCondWaitDeadlockRetry(t *testing.T) {
 					<-otherDone // back off until the other side is through
 				}
 			})
-			waitFor(t, "waiter queued", func() bool { return c.Waiters() == 1 })
-			other := spawn(func() {
+			testutil.WaitFor(t, "waiter queued", func() bool { return c.Waiters() == 1 })
+			other := testutil.Spawn(func() {
 				defer close(otherDone)
 				b.Lock()
 				defer b.Unlock()
 				a.Lock()
 				a.Unlock()
 			})
-			waitParked(t, a, other.ID(t))
+			detecttest.WaitParked(t, a, other.ID(t))
 			cancel()
-			require.Nil(t, waiter.wait(t), "the retry loop did not see the deadlock")
-			require.Nil(t, other.wait(t))
+			require.Nil(t, waiter.Wait(t), "the retry loop did not see the deadlock")
+			require.Nil(t, other.Wait(t))
 			assert.Equal(t, 2, attempts)
 			assert.Equal(t, context.Canceled, result)
 			require.Len(t, refusals, 1)
-			de := deadlockError(t, refusals[0])
+			de := detecttest.DeadlockError(t, refusals[0])
 			assert.ErrorIs(t, refusals[0], mutex.ErrNotOwner, "still a misuse of the lock, too")
 			assert.Len(t, de.Report.Steps, 2)
 			assert.Zero(t, detect.OwnerOf(a))
@@ -264,12 +266,12 @@ func TestCondWaitDeadlockRetry(t *testing.T) {
 // recovered and written to stderr as a reporter failure, and the watchdog
 // keeps running: a later wait is still reported.
 func TestWaitTimeoutReporterPanics(t *testing.T) {
-	rec := configure(t, detect.WithMode(detect.Cycles), detect.WithWaitTimeout(waitTimeout))
+	rec := detecttest.Configure(t, detect.WithMode(detect.Cycles), detect.WithWaitTimeout(waitTimeout))
 	var out syncBuffer
 	defer detect.SetStderr(&out)()
 	var calls atomic.Int32
 	defer detect.Configure(detect.WithReporter(func(r *detect.Report) {
-		rec.add(r)
+		rec.Add(r)
 		if calls.Add(1) == 1 {
 			panic(errReporter)
 		}
@@ -277,7 +279,7 @@ func TestWaitTimeoutReporterPanics(t *testing.T) {
 	for i := range 2 {
 		var mu mutex.Mutex
 		mu.Lock()
-		w := spawn(func() {
+		w := testutil.Spawn(func() {
 			if i == 0 {
 				mu.Lock()
 			} else {
@@ -285,11 +287,11 @@ func TestWaitTimeoutReporterPanics(t *testing.T) {
 			}
 			mu.Unlock()
 		})
-		rec.waitN(t, detect.WaitTimeout, i+1)
+		rec.WaitN(t, detect.WaitTimeout, i+1)
 		mu.Unlock()
-		require.Nil(t, w.wait(t))
+		require.Nil(t, w.Wait(t))
 	}
-	waitFor(t, "reporter failure printed", func() bool {
+	testutil.WaitFor(t, "reporter failure printed", func() bool {
 		return strings.Contains(out.String(), "wait-timeout reporter panicked: "+errReporter.Error())
 	})
 	assert.Contains(t, out.String(), "goroutine", "the undelivered report is printed with the failure")

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
@@ -20,7 +22,7 @@ func TestReporterMayCallBack(t *testing.T) {
 	var own mutex.Mutex // the reporter's own lock, taken inside the report
 	var mu sync.Mutex
 	var kinds []detect.Kind
-	configure(t, detect.WithMode(detect.Order))
+	detecttest.Configure(t, detect.WithMode(detect.Order))
 	defer detect.Configure(detect.WithReporter(func(r *detect.Report) {
 		own.Lock()
 		defer own.Unlock()
@@ -49,19 +51,19 @@ func TestReporterMayCallBack(t *testing.T) {
 	var c, d mutex.Mutex
 	c.Lock()
 	held := make(chan struct{})
-	p := spawn(func() {
+	p := testutil.Spawn(func() {
 		d.Lock()
 		defer d.Unlock()
 		close(held)
 		c.Lock()
 		c.Unlock()
 	})
-	await(t, held, "the other goroutine holding d")
-	waitParked(t, &c, p.ID(t))
+	testutil.Await(t, held, "the other goroutine holding d")
+	detecttest.WaitParked(t, &c, p.ID(t))
 	err := d.LockContext(t.Context())
 	require.ErrorIs(t, err, detect.ErrDeadlock)
 	c.Unlock()
-	require.Nil(t, p.wait(t))
+	require.Nil(t, p.Wait(t))
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -44,7 +46,7 @@ func checkStacks(t *testing.T, r *detect.Report, allowEmpty bool) {
 		if len(st.Stack) == 0 && allowEmpty {
 			continue
 		}
-		site, ok := ownFrame(st.Stack)
+		site, ok := detecttest.OwnFrame(st.Stack, ownPrefix)
 		require.True(t, ok, "step %d: no frame of the test in %v", i, st.Stack)
 		assert.Regexp(t, `_test\.go:\d+$`, site)
 		assert.Contains(t, s, site[strings.LastIndex(site, "/")+1:], "String prints the frame")
@@ -65,12 +67,12 @@ func checkStacks(t *testing.T, r *detect.Report, allowEmpty bool) {
 // and each goroutine's stack as file:line frames of the test, trimmed of
 // the detector's, the locks' and the runtime's own frames.
 func TestReportStringDeadlock(t *testing.T) {
-	rec := configure(t, detect.WithMode(detect.Cycles))
-	a := named("mutex", "accounts").(*mutex.Mutex)
-	b := named("monitor", "ledger").(*monitor.Monitor)
+	rec := detecttest.Configure(t, detect.WithMode(detect.Cycles))
+	a := detecttest.Named("mutex", "accounts").(*mutex.Mutex)
+	b := detecttest.Named("monitor", "ledger").(*monitor.Monitor)
 	aHeld := make(chan struct{})
 	b.Lock()
-	other := spawn(func() {
+	other := testutil.Spawn(func() {
 		a.Lock()
 		defer a.Unlock()
 		close(aHeld)
@@ -78,14 +80,14 @@ func TestReportStringDeadlock(t *testing.T) {
 		b.Unlock()
 	})
 	<-aHeld
-	waitParked(t, b, other.ID(t))
-	v := catch(a.Lock)
+	detecttest.WaitParked(t, b, other.ID(t))
+	v := testutil.Catch(a.Lock)
 	b.Unlock()
-	require.Nil(t, other.wait(t))
-	de := deadlockError(t, v)
-	require.Len(t, rec.all(), 1)
+	require.Nil(t, other.Wait(t))
+	de := detecttest.DeadlockError(t, v)
+	require.Len(t, rec.All(), 1)
 	r := de.Report
-	me := goroutineID()
+	me := testutil.GoroutineID()
 	s := r.String()
 	t.Logf("report:\n%s", s)
 
@@ -93,8 +95,8 @@ func TestReportStringDeadlock(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf("goroutine %d:\n  holds \"ledger\" (*monitor.Monitor 0x", me),
 		"  waiting to lock \"accounts\" (*mutex.Mutex 0x",
-		fmt.Sprintf("  which is held by goroutine %d\n", other.id),
-		fmt.Sprintf("goroutine %d:\n  holds \"accounts\" (*mutex.Mutex 0x", other.id),
+		fmt.Sprintf("  which is held by goroutine %d\n", other.G),
+		fmt.Sprintf("goroutine %d:\n  holds \"accounts\" (*mutex.Mutex 0x", other.G),
 		"  waiting to lock \"ledger\" (*monitor.Monitor 0x",
 		fmt.Sprintf("  which is held by goroutine %d\n", me),
 		"Stacks of the goroutines listed above:",
@@ -104,23 +106,23 @@ func TestReportStringDeadlock(t *testing.T) {
 	assert.Regexp(t, `(?m)^\tgithub.com/locksmith-go/locksmith/detect_test\.TestReportStringDeadlock\n\t\t\S+/report_test\.go:\d+$`, s)
 	checkStacks(t, r, false)
 	assert.Equal(t, fmt.Sprintf("detect: deadlock: goroutine %d waits for accounts held by goroutine %d; goroutine %d waits for ledger held by goroutine %d",
-		me, other.id, other.id, me), de.Error())
+		me, other.G, other.G, me), de.Error())
 	assert.Equal(t, fmt.Sprintf("%#x", r.Steps[0].WaitsFor.Addr), fmt.Sprintf("%p", a))
 }
 
 // TestReportStringUnnamed: an unnamed lock is shown by type and address,
 // plus, once Order mode has seen it locked, the site of its first Lock.
 func TestReportStringUnnamed(t *testing.T) {
-	rec := configure(t, detect.WithMode(detect.Order))
+	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 	var a, b mutex.Mutex
 	a.Lock()
 	b.Lock() // first lock of b: this line
-	_, file, line := callerLine()
+	_, file, line := testutil.CallerLine()
 	b.Unlock()
 	a.Unlock()
 	lockPair(&b, &a)
-	require.Len(t, rec.all(), 1, "%s", rec)
-	r := rec.all()[0]
+	require.Len(t, rec.All(), 1, "%s", rec)
+	r := rec.All()[0]
 	s := r.String()
 	t.Logf("report:\n%s", s)
 	bInfo := r.Steps[len(r.Steps)-1].Holds
@@ -132,7 +134,7 @@ func TestReportStringUnnamed(t *testing.T) {
 	checkStacks(t, r, false)
 	for _, want := range []string{
 		"WARNING: possible circular locking dependency detected\n",
-		fmt.Sprintf("goroutine %d is trying to acquire lock:\n", goroutineID()),
+		fmt.Sprintf("goroutine %d is trying to acquire lock:\n", testutil.GoroutineID()),
 		"but it already holds lock:\n",
 		"which lock already depends on the new lock.\n",
 		"the existing dependency chain is:\n",
@@ -149,17 +151,17 @@ func TestReportStringUnnamed(t *testing.T) {
 // TestSetName: only locksmith locks can be named; a later name replaces
 // an earlier one.
 func TestSetName(t *testing.T) {
-	err, ok := catch(func() { detect.SetName(new(sync.Mutex), "x") }).(error)
+	err, ok := testutil.Catch(func() { detect.SetName(new(sync.Mutex), "x") }).(error)
 	require.True(t, ok, "SetName of a sync.Mutex: want an error panic")
 	assert.ErrorIs(t, err, detect.ErrNotLocksmithLock)
 	assert.EqualError(t, err, "detect: SetName(*sync.Mutex): not a locksmith lock")
-	rec := configure(t, detect.WithMode(detect.Order))
-	a, b := named("mutex", "first"), named("mutex", "b")
+	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
+	a, b := detecttest.Named("mutex", "first"), detecttest.Named("mutex", "b")
 	detect.SetName(a, "second")
 	lockPair(a, b)
 	lockPair(b, a)
-	require.Len(t, rec.all(), 1)
-	s := rec.all()[0].String()
+	require.Len(t, rec.All(), 1)
+	s := rec.All()[0].String()
 	assert.Contains(t, s, `"second" (*mutex.Mutex`)
 	assert.NotContains(t, s, `"first"`)
 	assert.Contains(t, s, "lock(second); lock(b);")
@@ -170,35 +172,35 @@ func TestSetName(t *testing.T) {
 // an unnamed Mutex, after an order a -> mu has been recorded.
 func TestDumpAndDOT(t *testing.T) {
 	t.Run("off", func(t *testing.T) {
-		configure(t, detect.WithMode(detect.Off))
+		detecttest.Configure(t, detect.WithMode(detect.Off))
 		var buf bytes.Buffer
 		detect.Dump(&buf)
 		assert.Equal(t, "locksmith detector (mode off)\ndetection is off: nothing is tracked\n", buf.String())
 	})
 	for _, mode := range []detect.Mode{detect.Cycles, detect.Order} {
 		t.Run(mode.String(), func(t *testing.T) {
-			configure(t, detect.WithMode(mode))
-			mu := named("mutex", "mu").(*mutex.Mutex)
-			mon := named("monitor", "mon").(*monitor.Monitor)
+			detecttest.Configure(t, detect.WithMode(mode))
+			mu := detecttest.Named("mutex", "mu").(*mutex.Mutex)
+			mon := detecttest.Named("monitor", "mon").(*monitor.Monitor)
 			var plain mutex.Mutex
-			me := goroutineID()
+			me := testutil.GoroutineID()
 			lockPair(mon, mu) // the order mon -> mu
 			mon.Lock()
 			mon.Lock()
 			mu.Lock()
 			plain.Lock()
-			w := spawn(func() {
+			w := testutil.Spawn(func() {
 				mu.Lock()
 				mu.Unlock()
 			})
-			waitParked(t, mu, w.ID(t))
+			detecttest.WaitParked(t, mu, w.ID(t))
 
 			var buf bytes.Buffer
 			detect.Dump(&buf)
 			d := buf.String()
 			t.Logf("Dump:\n%s", d)
 			assert.True(t, strings.HasPrefix(d, fmt.Sprintf("locksmith detector (mode %s)\n\nblocked goroutines: 1\n", mode)), d)
-			assert.Regexp(t, fmt.Sprintf(`(?m)^  goroutine %d waiting \S+ to lock "mu" \(\*mutex\.Mutex 0x[0-9a-f]+\), held by goroutine %d$`, w.id, me), d)
+			assert.Regexp(t, fmt.Sprintf(`(?m)^  goroutine %d waiting \S+ to lock "mu" \(\*mutex\.Mutex 0x[0-9a-f]+\), held by goroutine %d$`, w.G, me), d)
 			if mode == detect.Order {
 				// Other goroutines may be listed too: those that exited
 				// holding a lock in earlier tests hold it for good.
@@ -218,9 +220,9 @@ func TestDumpAndDOT(t *testing.T) {
 			checkDOT(t, dot)
 			muID, monID := detect.LockID(mu), detect.LockID(mon)
 			assert.Regexp(t, fmt.Sprintf(`(?m)^\tL%d \[label="\\"mu\\" \(\*mutex\.Mutex 0x[0-9a-f]+\)"\];$`, muID), dot)
-			assert.Contains(t, dot, fmt.Sprintf("\tG%d [shape=ellipse,label=\"goroutine %d\"];\n", w.id, w.id))
+			assert.Contains(t, dot, fmt.Sprintf("\tG%d [shape=ellipse,label=\"goroutine %d\"];\n", w.G, w.G))
 			assert.Contains(t, dot, fmt.Sprintf("\tG%d [shape=ellipse,label=\"goroutine %d\"];\n", me, me))
-			assert.Contains(t, dot, fmt.Sprintf("\tG%d -> L%d [style=dashed,label=\"waits\"];\n", w.id, muID))
+			assert.Contains(t, dot, fmt.Sprintf("\tG%d -> L%d [style=dashed,label=\"waits\"];\n", w.G, muID))
 			assert.Contains(t, dot, fmt.Sprintf("\tL%d -> G%d [style=bold,label=\"held by\"];\n", muID, me))
 			if mode == detect.Order {
 				assert.Regexp(t, fmt.Sprintf(`(?m)^\tL%d \[label="\\"mon\\" \(\*monitor\.Monitor 0x[0-9a-f]+\)"\];$`, monID), dot)
@@ -233,7 +235,7 @@ func TestDumpAndDOT(t *testing.T) {
 			mu.Unlock()
 			mon.Unlock()
 			mon.Unlock()
-			require.Nil(t, w.wait(t))
+			require.Nil(t, w.Wait(t))
 			buf.Reset()
 			detect.Dump(&buf)
 			assert.Contains(t, buf.String(), "blocked goroutines: 0\n")
@@ -291,8 +293,8 @@ func TestDumpHoldCountAcrossModeSwitches(t *testing.T) {
 	cycles := func() func() { return detect.Configure(detect.WithMode(detect.Cycles)) }
 
 	t.Run("released while off, retaken", func(t *testing.T) {
-		configure(t, detect.WithMode(detect.Order))
-		mon := named("monitor", "mon")
+		detecttest.Configure(t, detect.WithMode(detect.Order))
+		mon := detecttest.Named("monitor", "mon")
 		mon.Lock()
 		mon.Lock()
 		restore := cycles()
@@ -304,17 +306,17 @@ func TestDumpHoldCountAcrossModeSwitches(t *testing.T) {
 		assert.Equal(t, "1", holdCount(t))
 	})
 	t.Run("re-entered while off", func(t *testing.T) {
-		configure(t, detect.WithMode(detect.Cycles))
-		mon := named("monitor", "mon")
-		release := hold(mon, 3)
+		detecttest.Configure(t, detect.WithMode(detect.Cycles))
+		mon := detecttest.Named("monitor", "mon")
+		release := detecttest.Hold(mon, 3)
 		defer release()
 		defer detect.Configure(detect.WithMode(detect.Order))()
 		assert.Equal(t, "3", holdCount(t))
 	})
 	t.Run("partly released while off", func(t *testing.T) {
-		configure(t, detect.WithMode(detect.Order))
-		mon := named("monitor", "mon")
-		release := hold(mon, 3)
+		detecttest.Configure(t, detect.WithMode(detect.Order))
+		mon := detecttest.Named("monitor", "mon")
+		release := detecttest.Hold(mon, 3)
 		restore := cycles()
 		mon.Unlock()
 		restore()

@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
@@ -47,7 +49,7 @@ func sourceLine(t *testing.T, marker string) int {
 // Lock that panics with a report leaves its lock held is not what these
 // tests are about.
 func releaseIfHeld(l *mutex.Mutex) {
-	if detect.OwnerOf(l) == goroutineID() {
+	if detect.OwnerOf(l) == testutil.GoroutineID() {
 		l.Unlock()
 	}
 }
@@ -73,8 +75,8 @@ func TestPanicReporter(t *testing.T) {
 	transfer(a, b, 1)
 	var v any
 	var ownerA, ownerB int64
-	closer := onGoroutine(t, func() {
-		v = catch(func() { transfer(b, a, 1) })
+	closer := testutil.OnOtherOK(t, func() {
+		v = testutil.Catch(func() { transfer(b, a, 1) })
 		ownerA, ownerB = detect.OwnerOf(&a.mu), detect.OwnerOf(&b.mu)
 		releaseIfHeld(&a.mu)
 		releaseIfHeld(&b.mu)
@@ -171,7 +173,7 @@ func inversionChild(t *testing.T, configure bool) {
 	}
 	a, b := &account{}, &account{}
 	transfer(a, b, 1)
-	v := catch(func() { transfer(b, a, 1) })
+	v := testutil.Catch(func() { transfer(b, a, 1) })
 	releaseIfHeld(&a.mu)
 	releaseIfHeld(&b.mu)
 	switch err, _ := v.(error); {
@@ -188,7 +190,7 @@ func inversionChild(t *testing.T, configure bool) {
 // accounts is one report, which goes on counting the occurrences, the
 // lock instances and the goroutines; String says so.
 func TestOneReportPerProblem(t *testing.T) {
-	rec := configure(t, detect.WithMode(detect.Order))
+	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 	accounts := make([]*account, 200)
 	for i := range accounts {
 		accounts[i] = &account{balance: 100}
@@ -208,7 +210,7 @@ func TestOneReportPerProblem(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	reps := rec.all()
+	reps := rec.All()
 	require.Len(t, reps, 1, "%s", rec)
 	r := reps[0]
 	assert.Equal(t, detect.LockOrder, r.Kind)
@@ -230,12 +232,12 @@ func TestOneReportPerProblem(t *testing.T) {
 // every goroutine refused still gets its error, whose report shares the
 // tally.
 func TestOneDeadlockReportPerProblem(t *testing.T) {
-	rec := configure(t, detect.WithMode(detect.Cycles))
+	rec := detecttest.Configure(t, detect.WithMode(detect.Cycles))
 	var errs []*detect.DeadlockError
 	for range 3 {
 		errs = append(errs, deadlockBothWays(t))
 	}
-	require.Len(t, rec.all(detect.Deadlock), 1, "%s", rec)
+	require.Len(t, rec.All(detect.Deadlock), 1, "%s", rec)
 	for _, de := range errs {
 		assert.Equal(t, 3, de.Report.Seen().Times)
 		assert.Equal(t, 6, de.Report.Seen().Locks)
@@ -250,7 +252,7 @@ func deadlockBothWays(t *testing.T) *detect.DeadlockError {
 	var x, y mutex.Mutex
 	xHeld := make(chan struct{})
 	y.Lock()
-	other := spawn(func() {
+	other := testutil.Spawn(func() {
 		x.Lock()
 		defer x.Unlock()
 		close(xHeld)
@@ -258,10 +260,10 @@ func deadlockBothWays(t *testing.T) *detect.DeadlockError {
 		y.Unlock()
 	})
 	<-xHeld
-	waitParked(t, &y, other.ID(t))
+	detecttest.WaitParked(t, &y, other.ID(t))
 	err := x.LockContext(t.Context())
 	y.Unlock()
-	require.Nil(t, other.wait(t))
+	require.Nil(t, other.Wait(t))
 	var de *detect.DeadlockError
 	require.ErrorAs(t, err, &de)
 	return de
@@ -270,27 +272,27 @@ func deadlockBothWays(t *testing.T) *detect.DeadlockError {
 // TestOneWaitTimeoutReportPerProblem: goroutines that time out waiting at
 // the same call site, for the same holder's call site, are one report.
 func TestOneWaitTimeoutReportPerProblem(t *testing.T) {
-	rec := configure(t, detect.WithMode(detect.Cycles), detect.WithWaitTimeout(5*time.Millisecond))
+	rec := detecttest.Configure(t, detect.WithMode(detect.Cycles), detect.WithWaitTimeout(5*time.Millisecond))
 	var mu mutex.Mutex
 	held, release := make(chan struct{}), make(chan struct{})
-	holder := spawn(func() {
+	holder := testutil.Spawn(func() {
 		mu.Lock()
 		defer mu.Unlock()
 		close(held)
 		<-release // where the holder is stuck: the same for both reports
 	})
 	<-held
-	waitState(t, holder.ID(t), "detect_test.TestOneWaitTimeoutReportPerProblem")
+	testutil.WaitState(t, holder.ID(t), "detect_test.TestOneWaitTimeoutReportPerProblem")
 	waiter := func() { mu.Lock(); mu.Unlock() }
-	w1 := spawn(waiter)
-	reps := rec.waitN(t, detect.WaitTimeout, 1)
-	w2 := spawn(waiter)
-	waitFor(t, "the second wait counted", func() bool { return reps[0].Seen().Times == 2 || len(rec.all()) > 1 })
+	w1 := testutil.Spawn(waiter)
+	reps := rec.WaitN(t, detect.WaitTimeout, 1)
+	w2 := testutil.Spawn(waiter)
+	testutil.WaitFor(t, "the second wait counted", func() bool { return reps[0].Seen().Times == 2 || len(rec.All()) > 1 })
 	close(release)
-	require.Nil(t, holder.wait(t))
-	require.Nil(t, w1.wait(t))
-	require.Nil(t, w2.wait(t))
-	assert.Len(t, rec.all(), 1, "%s", rec)
+	require.Nil(t, holder.Wait(t))
+	require.Nil(t, w1.Wait(t))
+	require.Nil(t, w2.Wait(t))
+	assert.Len(t, rec.All(), 1, "%s", rec)
 	assert.Equal(t, detect.Seen{Times: 2, Locks: 1, Goroutines: 3}, reps[0].Seen(), "two waiters and the holder")
 }
 
@@ -298,13 +300,13 @@ func TestOneWaitTimeoutReportPerProblem(t *testing.T) {
 // where the goroutine took the lock it holds, as well as where it took
 // the next one.
 func TestOrderReportSaysWhere(t *testing.T) {
-	rec := configure(t, detect.WithMode(detect.Order))
+	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 	fromLine, toLine := sourceLine(t, "// transfer: from"), sourceLine(t, "// transfer: to")
 	a, b := &account{}, &account{}
 	transfer(a, b, 1)
 	transfer(b, a, 1)
-	require.Len(t, rec.all(), 1, "%s", rec)
-	r := rec.all()[0]
+	require.Len(t, rec.All(), 1, "%s", rec)
+	r := rec.All()[0]
 	s := r.String()
 	t.Logf("report:\n%s", s)
 	for i, st := range r.Steps {
@@ -325,12 +327,12 @@ func TestOrderReportSaysWhere(t *testing.T) {
 // "first locked".
 func TestDeadlockReportSaysWhere(t *testing.T) {
 	t.Run("order", func(t *testing.T) {
-		rec := configure(t, detect.WithMode(detect.Order))
+		rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 		de := deadlockBothWays(t)
 		r := de.Report
 		s := r.String()
 		t.Logf("report:\n%s", s)
-		require.Len(t, rec.all(), 1)
+		require.Len(t, rec.All(), 1)
 		assert.Equal(t, detect.Order, r.Mode)
 		for i, st := range r.Steps {
 			require.NotEmpty(t, st.HoldsAt, "step %d", i)
@@ -340,12 +342,12 @@ func TestDeadlockReportSaysWhere(t *testing.T) {
 		assert.NotContains(t, s, "not recorded")
 	})
 	t.Run("cycles", func(t *testing.T) {
-		rec := configure(t, detect.WithMode(detect.Cycles))
+		rec := detecttest.Configure(t, detect.WithMode(detect.Cycles))
 		de := deadlockBothWays(t)
 		r := de.Report
 		s := r.String()
 		t.Logf("report:\n%s", s)
-		require.Len(t, rec.all(), 1)
+		require.Len(t, rec.All(), 1)
 		assert.Equal(t, detect.Cycles, r.Mode)
 		for _, st := range r.Steps {
 			assert.Nil(t, st.HoldsAt)
@@ -412,14 +414,14 @@ func pairCD(c, d *wrapped) { c.lock(); d.lock(); d.unlock(); c.unlock() }
 // Two unrelated inversions whose locks are all taken through one wrapper
 // method are two problems, not one: a site names the wrapper's caller too.
 func TestOneReportPerProblemThroughWrapper(t *testing.T) {
-	rec := configure(t, detect.WithMode(detect.Order))
+	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 	a, b, c, d := &wrapped{}, &wrapped{}, &wrapped{}, &wrapped{}
 	pairAB(a, b)
 	pairAB(b, a) // inversion 1
 	pairCD(c, d)
 	pairCD(d, c) // inversion 2: other code, other locks
 	pairAB(b, a) // inversion 1 again: no new report
-	reps := rec.all()
+	reps := rec.All()
 	require.Len(t, reps, 2, "%s", rec)
 	for _, r := range reps {
 		assert.Equal(t, detect.LockOrder, r.Kind)

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
@@ -33,22 +35,22 @@ func take(l rwLock, mode byte) (unlock func()) {
 // both, and returns the goroutine's ID.
 func nest(t *testing.T, x rwLock, mx byte, y rwLock, my byte) int64 {
 	t.Helper()
-	p := spawn(func() {
+	p := testutil.Spawn(func() {
 		ux := take(x, mx)
 		defer ux()
 		take(y, my)()
 	})
-	require.Nil(t, p.wait(t))
-	return p.id
+	require.Nil(t, p.Wait(t))
+	return p.G
 }
 
 // writeAlone write-locks l on a new goroutine holding nothing else, and
 // returns the goroutine's ID.
 func writeAlone(t *testing.T, l rwLock) int64 {
 	t.Helper()
-	p := spawn(func() { take(l, 'W')() })
-	require.Nil(t, p.wait(t))
-	return p.id
+	p := testutil.Spawn(func() { take(l, 'W')() })
+	require.Nil(t, p.Wait(t))
+	return p.G
 }
 
 func verb(mode byte) string {
@@ -72,13 +74,13 @@ func access(mode byte) string {
 func TestOrderRWReadOnlySharing(t *testing.T) {
 	for _, kind := range rwKinds {
 		t.Run(kind, func(t *testing.T) {
-			rec := configure(t, detect.WithMode(detect.Order))
+			rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 			a, b := namedRW(kind, "A"), namedRW(kind, "B")
 			for range 3 {
 				nest(t, a, 'R', b, 'R')
 				nest(t, b, 'R', a, 'R')
 			}
-			assert.Empty(t, rec.all(), "%s", rec)
+			assert.Empty(t, rec.All(), "%s", rec)
 			fromRead, toRead, ok := detect.EdgeReads(a, b)
 			assert.True(t, ok && fromRead && toRead, "edge A -> B, read on both sides")
 			_, _, ok = detect.EdgeReads(b, a)
@@ -102,19 +104,19 @@ func TestOrderRWInversions(t *testing.T) {
 		for _, c := range cases {
 			name := fmt.Sprintf("%s/%c(A)%c(B)-%c(B)%c(A)", kind, c.a1, c.b1, c.b2, c.a2)
 			t.Run(name, func(t *testing.T) {
-				rec := configure(t, detect.WithMode(detect.Order))
+				rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 				a, b := namedRW(kind, "A"), namedRW(kind, "B")
 				g1 := nest(t, a, c.a1, b, c.b1)
-				require.Empty(t, rec.all(), "%s", rec)
+				require.Empty(t, rec.All(), "%s", rec)
 				g2 := nest(t, b, c.b2, a, c.a2)
-				reps := rec.all(detect.LockOrder)
+				reps := rec.All(detect.LockOrder)
 				require.Len(t, reps, 1, "%s", rec)
 				r := reps[0]
 				require.Len(t, r.Steps, 2)
 				s0, s1 := r.Steps[0], r.Steps[1]
 				assert.Equal(t, []int64{g1, g2}, []int64{s0.Goroutine, s1.Goroutine})
 				assert.Equal(t, []string{"A", "B", "B", "A"},
-					[]string{lockName(s0.Holds), lockName(s0.WaitsFor), lockName(s1.Holds), lockName(s1.WaitsFor)})
+					[]string{detecttest.LockName(s0.Holds), detecttest.LockName(s0.WaitsFor), detecttest.LockName(s1.Holds), detecttest.LockName(s1.WaitsFor)})
 				assert.Equal(t, []bool{c.a1 == 'R', c.b1 == 'R', c.b2 == 'R', c.a2 == 'R'},
 					[]bool{s0.HoldsForReading, s0.WaitsForReading, s1.HoldsForReading, s1.WaitsForReading})
 				text := r.String()
@@ -140,14 +142,14 @@ func TestOrderRWInversions(t *testing.T) {
 func TestOrderRWWriterPreferenceInversion(t *testing.T) {
 	for _, kind := range rwKinds {
 		t.Run(kind, func(t *testing.T) {
-			rec := configure(t, detect.WithMode(detect.Order))
+			rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 			a, b := namedRW(kind, "A"), namedRW(kind, "B")
 			writeAlone(t, a)
 			writeAlone(t, b)
 			nest(t, a, 'R', b, 'R')
-			require.Empty(t, rec.all(), "%s", rec)
+			require.Empty(t, rec.All(), "%s", rec)
 			nest(t, b, 'R', a, 'R')
-			reps := rec.all(detect.LockOrder)
+			reps := rec.All(detect.LockOrder)
 			require.Len(t, reps, 1, "%s", rec)
 			for _, s := range reps[0].Steps {
 				assert.True(t, s.HoldsForReading && s.WaitsForReading, "every side a read: %+v", s)
@@ -178,16 +180,16 @@ func TestOrderRWReadCycleLateWrite(t *testing.T) {
 	for _, kind := range rwKinds {
 		for _, c := range cases {
 			t.Run(kind+"/"+c.name, func(t *testing.T) {
-				rec := configure(t, detect.WithMode(detect.Order))
+				rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 				a, b := namedRW(kind, "A"), namedRW(kind, "B")
 				nest(t, a, c.a1, b, c.b1)
 				nest(t, b, c.b2, a, c.a2)
 				if c.before {
 					writeAlone(t, a)
 				}
-				require.Empty(t, rec.all(), "B never write-locked: %s", rec)
+				require.Empty(t, rec.All(), "B never write-locked: %s", rec)
 				g := writeAlone(t, b)
-				reps := rec.all(detect.LockOrder)
+				reps := rec.All(detect.LockOrder)
 				require.Len(t, reps, 1, "%s", rec)
 				text := reps[0].String()
 				t.Log(text)
@@ -204,7 +206,7 @@ func TestOrderRWReadCycleLateWrite(t *testing.T) {
 					writeAlone(t, a)
 					writeAlone(t, b)
 				}
-				require.Len(t, rec.all(), 1, "%s", rec)
+				require.Len(t, rec.All(), 1, "%s", rec)
 				assert.Equal(t, 1, reps[0].Seen().Times, "found once")
 				assert.Empty(t, detect.OrderConsistent())
 			})
@@ -220,21 +222,21 @@ func TestOrderRWReadCycleLateWrite(t *testing.T) {
 func TestOrderRWCycleThroughPending(t *testing.T) {
 	for _, kind := range rwKinds {
 		t.Run(kind, func(t *testing.T) {
-			rec := configure(t, detect.WithMode(detect.Order))
+			rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 			a, b, c, x := namedRW(kind, "A"), namedRW(kind, "B"), namedRW(kind, "C"), namedRW(kind, "X")
 			nest(t, a, 'W', x, 'R')
 			nest(t, x, 'R', b, 'W')
 			nest(t, b, 'W', a, 'W')
-			require.Empty(t, rec.all(), "X never write-locked: %s", rec)
+			require.Empty(t, rec.All(), "X never write-locked: %s", rec)
 			nest(t, a, 'W', c, 'W')
-			require.Empty(t, rec.all(), "%s", rec)
+			require.Empty(t, rec.All(), "%s", rec)
 			g := nest(t, c, 'W', b, 'W')
-			reps := rec.all(detect.LockOrder)
+			reps := rec.All(detect.LockOrder)
 			require.Len(t, reps, 1, "%s", rec)
 			r := reps[0]
 			var names []string
 			for _, s := range r.Steps {
-				names = append(names, lockName(s.Holds)+">"+lockName(s.WaitsFor))
+				names = append(names, detecttest.LockName(s.Holds)+">"+detecttest.LockName(s.WaitsFor))
 			}
 			assert.Equal(t, []string{"B>A", "A>C", "C>B"}, names)
 			assert.Equal(t, g, r.Steps[2].Goroutine)
@@ -250,9 +252,9 @@ func TestOrderRWCycleThroughPending(t *testing.T) {
 func TestOrderRWReadHoldInBetween(t *testing.T) {
 	for _, kind := range rwKinds {
 		t.Run(kind, func(t *testing.T) {
-			rec := configure(t, detect.WithMode(detect.Order))
+			rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 			a, b, x := namedRW(kind, "A"), namedRW(kind, "B"), namedRW(kind, "X")
-			p := spawn(func() {
+			p := testutil.Spawn(func() {
 				a.Lock()
 				defer a.Unlock()
 				x.RLock()
@@ -260,10 +262,10 @@ func TestOrderRWReadHoldInBetween(t *testing.T) {
 				b.Lock()
 				b.Unlock()
 			})
-			require.Nil(t, p.wait(t))
+			require.Nil(t, p.Wait(t))
 			assert.True(t, detect.HasEdge(a, b), "A -> B past the read hold of X")
 			nest(t, b, 'W', a, 'W')
-			reps := rec.all(detect.LockOrder)
+			reps := rec.All(detect.LockOrder)
 			require.Len(t, reps, 1, "%s", rec)
 			assert.Len(t, reps[0].Steps, 2, "A -> B -> A")
 
@@ -271,7 +273,7 @@ func TestOrderRWReadHoldInBetween(t *testing.T) {
 			// order on like any lock: one edge per nesting.
 			c, d := namedRW(kind, "C"), namedRW(kind, "D")
 			writeAlone(t, x)
-			p = spawn(func() {
+			p = testutil.Spawn(func() {
 				c.Lock()
 				defer c.Unlock()
 				x.RLock()
@@ -279,7 +281,7 @@ func TestOrderRWReadHoldInBetween(t *testing.T) {
 				d.Lock()
 				d.Unlock()
 			})
-			require.Nil(t, p.wait(t))
+			require.Nil(t, p.Wait(t))
 			assert.True(t, detect.HasEdge(x, d))
 			assert.False(t, detect.HasEdge(c, d), "no edge past a write-locked read hold")
 		})
@@ -292,10 +294,10 @@ func TestOrderRWReadHoldInBetween(t *testing.T) {
 func TestOrderRWTryRLock(t *testing.T) {
 	for _, kind := range rwKinds {
 		t.Run(kind, func(t *testing.T) {
-			rec := configure(t, detect.WithMode(detect.Order))
+			rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 			a, b, c := namedRW(kind, "A"), namedRW(kind, "B"), namedRW(kind, "C")
 			holding, release := make(chan struct{}), make(chan struct{})
-			p := spawn(func() {
+			p := testutil.Spawn(func() {
 				a.Lock()
 				defer a.Unlock()
 				if !b.TryRLock() {
@@ -307,22 +309,22 @@ func TestOrderRWTryRLock(t *testing.T) {
 				close(holding)
 				<-release
 			})
-			await(t, holding, "locks held")
+			testutil.Await(t, holding, "locks held")
 			var buf strings.Builder
 			detect.Dump(&buf)
 			d := buf.String()
 			t.Logf("Dump:\n%s", d)
 			close(release)
-			require.Nil(t, p.wait(t))
+			require.Nil(t, p.Wait(t))
 			ty := strings.ReplaceAll(rwType(kind), "*", `\*`)
 			assert.Regexp(t, fmt.Sprintf(`goroutine %d holds:\n    "A" \(%s 0x[0-9a-f]+\) for writing \(hold count 1\)\n    "B" \(%s 0x[0-9a-f]+\) for reading \(readers: 1\)\n    "C" \(%s 0x[0-9a-f]+\) for writing`,
-				p.id, ty, ty, ty), d)
+				p.G, ty, ty, ty), d)
 
 			assert.False(t, detect.HasEdge(a, b), "no edge into the lock TryRLock took")
 			fromRead, toRead, ok := detect.EdgeReads(b, c)
 			assert.True(t, ok && fromRead && !toRead, "B (read) -> C (write)")
 			assert.True(t, detect.HasEdge(a, c))
-			require.Empty(t, rec.all(), "%s", rec)
+			require.Empty(t, rec.All(), "%s", rec)
 			buf.Reset()
 			require.NoError(t, detect.WriteDOT(&buf))
 			checkDOT(t, buf.String())
@@ -331,7 +333,7 @@ func TestOrderRWTryRLock(t *testing.T) {
 
 			writeAlone(t, b)
 			nest(t, c, 'W', b, 'R')
-			reps := rec.all(detect.LockOrder)
+			reps := rec.All(detect.LockOrder)
 			require.Len(t, reps, 1, "%s", rec)
 			assert.Contains(t, reps[0].String(), "path 2: lock(C); rlock(B);")
 		})
@@ -345,10 +347,10 @@ func TestOrderRWTryRLock(t *testing.T) {
 // with a panic, before any edge.
 func TestOrderRWReentry(t *testing.T) {
 	t.Run("rwmonitor", func(t *testing.T) {
-		rec := configure(t, detect.WithMode(detect.Order))
+		rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 		a, b, c := namedRW("rwmonitor", "A"), namedRW("rwmonitor", "B"), namedRW("rwmonitor", "C")
 		writeAlone(t, a)
-		p := spawn(func() {
+		p := testutil.Spawn(func() {
 			a.RLock()
 			b.Lock()
 			a.RLock() // re-entry, which passes a queued writer
@@ -363,13 +365,13 @@ func TestOrderRWReentry(t *testing.T) {
 			b.Unlock()
 			a.Unlock()
 		})
-		require.Nil(t, p.wait(t))
+		require.Nil(t, p.Wait(t))
 		assert.False(t, detect.HasEdge(b, a), "re-entry adds no edge")
 		fromRead, toRead, ok := detect.EdgeReads(a, b)
 		assert.True(t, ok && fromRead && !toRead, "A (read) -> B (write), from the first nesting")
-		assert.Empty(t, rec.all(), "%s", rec)
+		assert.Empty(t, rec.All(), "%s", rec)
 
-		p = spawn(func() {
+		p = testutil.Spawn(func() {
 			a.Lock()
 			a.RLock()
 			a.Unlock() // downgraded: a reader of A
@@ -379,27 +381,27 @@ func TestOrderRWReentry(t *testing.T) {
 			b.Lock() // A no longer held
 			b.Unlock()
 		})
-		require.Nil(t, p.wait(t))
+		require.Nil(t, p.Wait(t))
 		fromRead, toRead, ok = detect.EdgeReads(a, c)
 		assert.True(t, ok && fromRead && !toRead, "A (read, after the downgrade) -> C (write)")
-		assert.Empty(t, rec.all(), "%s", rec)
+		assert.Empty(t, rec.All(), "%s", rec)
 	})
 	t.Run("rwmutex", func(t *testing.T) {
-		rec := configure(t, detect.WithMode(detect.Order))
+		rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 		a, b := namedRW("rwmutex", "A"), namedRW("rwmutex", "B")
 		writeAlone(t, a)
-		p := spawn(func() {
+		p := testutil.Spawn(func() {
 			a.RLock()
 			defer a.RUnlock()
 			b.Lock()
 			defer b.Unlock()
 			a.RLock()
 		})
-		assert.ErrorIs(t, p.wait(t).(error), mutex.ErrRecursiveLock)
+		assert.ErrorIs(t, p.Wait(t).(error), mutex.ErrRecursiveLock)
 		_, _, ok := detect.EdgeReads(a, b)
 		assert.True(t, ok, "A (read) -> B")
 		assert.False(t, detect.HasEdge(b, a))
-		assert.Empty(t, rec.all(), "%s", rec)
+		assert.Empty(t, rec.All(), "%s", rec)
 	})
 }
 
@@ -414,14 +416,14 @@ func TestOrderReporterFailureLeavesReadFree(t *testing.T) {
 				rec := failingReporter(t, detect.LockOrder, ex.exit)
 				a, b := namedRW(kind, "A"), namedRW(kind, "B")
 				nest(t, b, 'W', a, 'W')
-				p := spawn(func() {
+				p := testutil.Spawn(func() {
 					a.Lock()
 					defer a.Unlock()
 					b.RLock() // the inversion: reported, and the reporter fails
 					b.RUnlock()
 				})
-				p.wait(t)
-				require.Len(t, rec.all(detect.LockOrder), 1, "%s", rec)
+				p.Wait(t)
+				require.Len(t, rec.All(detect.LockOrder), 1, "%s", rec)
 				assert.Zero(t, b.Readers(), "the read hold was undone")
 				assert.Zero(t, detect.OwnerOf(a))
 				writeAlone(t, b) // a writer gets in: no reader left behind
@@ -450,7 +452,7 @@ func TestOrderRWAgainstModel(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			for seed := range seeds {
 				rng := rand.New(rand.NewPCG(uint64(seed), 11))
-				rec := configure(t, detect.WithMode(detect.Order))
+				rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 				locks := make([]rwLock, nLocks)
 				for i := range locks {
 					locks[i] = namedRW(kind, fmt.Sprintf("L%d", i))
@@ -478,15 +480,15 @@ func TestOrderRWAgainstModel(t *testing.T) {
 							step += fmt.Sprintf("%c(L%d)", ms[i], x)
 						}
 						log = append(log, step)
-						p := spawn(func() {
+						p := testutil.Spawn(func() {
 							for i, x := range idx {
 								defer take(locks[x], ms[i])()
 							}
 						})
-						require.Nil(t, p.wait(t))
+						require.Nil(t, p.Wait(t))
 					}
 					cycle := writtenCycle(&edges, written[:])
-					got := len(rec.all(detect.LockOrder)) > 0
+					got := len(rec.All(detect.LockOrder)) > 0
 					require.Equal(t, cycle, got, "seed %d, after %v:\n%s", seed, log, rec)
 					if got {
 						break

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -57,11 +59,11 @@ func TestDeadlockRWWriterPreference(t *testing.T) {
 		for _, kind := range []string{"rwmutex", "rwmonitor"} {
 			for _, ctxWait := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%v/%s/context=%v", mode, kind, ctxWait), func(t *testing.T) {
-					rec := configure(t, detect.WithMode(mode))
+					rec := detecttest.Configure(t, detect.WithMode(mode))
 					a, b := namedRW(kind, "A"), namedRW(kind, "B")
 					held := make(chan struct{}, 2)
 					next1, next2 := make(chan struct{}), make(chan struct{})
-					g1 := spawn(func() {
+					g1 := testutil.Spawn(func() {
 						a.RLock()
 						defer a.RUnlock()
 						held <- struct{}{}
@@ -70,7 +72,7 @@ func TestDeadlockRWWriterPreference(t *testing.T) {
 						b.RUnlock()
 					})
 					var g2err error
-					g2 := spawn(func() {
+					g2 := testutil.Spawn(func() {
 						b.RLock()
 						defer b.RUnlock()
 						held <- struct{}{}
@@ -85,27 +87,27 @@ func TestDeadlockRWWriterPreference(t *testing.T) {
 						a.RLock()
 						a.RUnlock()
 					})
-					await(t, held, "G1 reading")
-					await(t, held, "G2 reading")
-					g3 := spawn(func() { a.Lock(); a.Unlock() })
-					waitParked(t, a, g3.ID(t))
-					g4 := spawn(func() { b.Lock(); b.Unlock() })
-					waitParked(t, b, g4.ID(t))
+					testutil.Await(t, held, "G1 reading")
+					testutil.Await(t, held, "G2 reading")
+					g3 := testutil.Spawn(func() { a.Lock(); a.Unlock() })
+					detecttest.WaitParked(t, a, g3.ID(t))
+					g4 := testutil.Spawn(func() { b.Lock(); b.Unlock() })
+					detecttest.WaitParked(t, b, g4.ID(t))
 					close(next1)
-					waitParked(t, b, g1.ID(t))
+					detecttest.WaitParked(t, b, g1.ID(t))
 					close(next2)
 
 					var de *detect.DeadlockError
 					if ctxWait {
-						require.Nil(t, g2.wait(t))
-						de = deadlockError(t, g2err)
+						require.Nil(t, g2.Wait(t))
+						de = detecttest.DeadlockError(t, g2err)
 					} else {
-						de = deadlockError(t, g2.wait(t))
+						de = detecttest.DeadlockError(t, g2.Wait(t))
 					}
-					for i, p := range []*proc{g1, g3, g4} {
-						require.Nil(t, p.wait(t), "goroutine %d", i)
+					for i, p := range []*testutil.Proc{g1, g3, g4} {
+						require.Nil(t, p.Wait(t), "goroutine %d", i)
 					}
-					reps := rec.all()
+					reps := rec.All()
 					require.Len(t, reps, 1, "%s", rec)
 					r := reps[0]
 					require.Same(t, r, de.Report)
@@ -116,15 +118,15 @@ func TestDeadlockRWWriterPreference(t *testing.T) {
 						holdsRead, waitsR bool
 					}
 					for i, w := range []want{
-						{g2.id, "B", "A", true, true},   // G2 holds R(B), wants R(A), held by G3 (writer)
-						{g3.id, "A", "A", false, false}, // G3 holds A's writer lock, wants the readers gone
-						{g1.id, "A", "B", true, true},   // G1 holds R(A), wants R(B), held by G4 (writer)
-						{g4.id, "B", "B", false, false}, // G4 holds B's writer lock, waits for G2
+						{g2.G, "B", "A", true, true},   // G2 holds R(B), wants R(A), held by G3 (writer)
+						{g3.G, "A", "A", false, false}, // G3 holds A's writer lock, wants the readers gone
+						{g1.G, "A", "B", true, true},   // G1 holds R(A), wants R(B), held by G4 (writer)
+						{g4.G, "B", "B", false, false}, // G4 holds B's writer lock, waits for G2
 					} {
 						s := r.Steps[i]
 						assert.Equal(t, w.g, s.Goroutine, "step %d", i)
-						assert.Equal(t, w.holds, lockName(s.Holds), "step %d holds", i)
-						assert.Equal(t, w.waits, lockName(s.WaitsFor), "step %d waits for", i)
+						assert.Equal(t, w.holds, detecttest.LockName(s.Holds), "step %d holds", i)
+						assert.Equal(t, w.waits, detecttest.LockName(s.WaitsFor), "step %d waits for", i)
 						assert.Equal(t, w.holdsRead, s.HoldsForReading, "step %d holds for reading", i)
 						assert.Equal(t, w.waitsR, s.WaitsForReading, "step %d waits for reading", i)
 						assert.Equal(t, rwType(kind), s.WaitsFor.Type)
@@ -132,12 +134,12 @@ func TestDeadlockRWWriterPreference(t *testing.T) {
 					}
 					assert.Equal(t, 1, r.Steps[0].WaitsFor.Readers, "A's readers when reported")
 					str := r.String()
-					assert.Contains(t, str, fmt.Sprintf("goroutine %d:\n  holds \"B\" (%s 0x", g2.id, rwType(kind)))
+					assert.Contains(t, str, fmt.Sprintf("goroutine %d:\n  holds \"B\" (%s 0x", g2.G, rwType(kind)))
 					assert.Contains(t, str, "  waiting to lock \"A\" ("+rwType(kind))
-					assert.Contains(t, str, fmt.Sprintf(") for reading,\n  which is held for writing by goroutine %d (readers: 1)\n", g3.id))
-					assert.Contains(t, str, fmt.Sprintf(") for writing,\n  which is held for reading by goroutine %d (readers: 1)\n", g1.id))
-					assert.Contains(t, de.Error(), fmt.Sprintf("goroutine %d waits for A for reading held for writing by goroutine %d", g2.id, g3.id))
-					assert.Contains(t, de.Error(), fmt.Sprintf("goroutine %d waits for A for writing held for reading by goroutine %d", g3.id, g1.id))
+					assert.Contains(t, str, fmt.Sprintf(") for reading,\n  which is held for writing by goroutine %d (readers: 1)\n", g3.G))
+					assert.Contains(t, str, fmt.Sprintf(") for writing,\n  which is held for reading by goroutine %d (readers: 1)\n", g1.G))
+					assert.Contains(t, de.Error(), fmt.Sprintf("goroutine %d waits for A for reading held for writing by goroutine %d", g2.G, g3.G))
+					assert.Contains(t, de.Error(), fmt.Sprintf("goroutine %d waits for A for writing held for reading by goroutine %d", g3.G, g1.G))
 					assert.Zero(t, a.Readers()+b.Readers())
 				})
 			}
@@ -154,12 +156,12 @@ func TestDeadlockRWReaderAndWriter(t *testing.T) {
 	for _, kind := range []string{"rwmutex", "rwmonitor"} {
 		for _, closer := range []string{"reader", "drainer"} {
 			t.Run(kind+"/"+closer, func(t *testing.T) {
-				rec := configure(t, detect.WithMode(detect.Cycles))
+				rec := detecttest.Configure(t, detect.WithMode(detect.Cycles))
 				a, b := namedRW(kind, "A"), namedRW(kind, "B")
 				held := make(chan struct{}, 2)
 				next1, next2 := make(chan struct{}), make(chan struct{})
 				var g2LockErr error
-				g1 := spawn(func() {
+				g1 := testutil.Spawn(func() {
 					a.RLock()
 					defer a.RUnlock()
 					held <- struct{}{}
@@ -167,7 +169,7 @@ func TestDeadlockRWReaderAndWriter(t *testing.T) {
 					b.Lock()
 					b.Unlock()
 				})
-				g2 := spawn(func() {
+				g2 := testutil.Spawn(func() {
 					b.Lock()
 					defer b.Unlock()
 					held <- struct{}{}
@@ -177,34 +179,34 @@ func TestDeadlockRWReaderAndWriter(t *testing.T) {
 						a.Unlock()
 					}
 				})
-				await(t, held, "G1")
-				await(t, held, "G2")
-				var victim, other *proc
+				testutil.Await(t, held, "G1")
+				testutil.Await(t, held, "G2")
+				var victim, other *testutil.Proc
 				if closer == "drainer" {
 					close(next1)
-					waitParked(t, b, g1.ID(t))
+					detecttest.WaitParked(t, b, g1.ID(t))
 					close(next2)
 					victim, other = g2, g1
 				} else {
 					close(next2)
-					waitParked(t, a, g2.ID(t))
+					detecttest.WaitParked(t, a, g2.ID(t))
 					close(next1)
 					victim, other = g1, g2
 				}
-				vv := victim.wait(t)
-				require.Nil(t, other.wait(t))
+				vv := victim.Wait(t)
+				require.Nil(t, other.Wait(t))
 				var de *detect.DeadlockError
 				if closer == "drainer" {
 					require.Nil(t, vv)
-					de = deadlockError(t, g2LockErr)
+					de = detecttest.DeadlockError(t, g2LockErr)
 				} else {
-					de = deadlockError(t, vv)
+					de = detecttest.DeadlockError(t, vv)
 					require.NoError(t, g2LockErr)
 				}
 				require.Len(t, de.Report.Steps, 2)
-				require.Len(t, rec.all(), 1)
+				require.Len(t, rec.All(), 1)
 				for _, s := range de.Report.Steps {
-					if s.Goroutine == g1.id {
+					if s.Goroutine == g1.G {
 						assert.True(t, s.HoldsForReading, "G1 holds A for reading")
 						assert.False(t, s.WaitsForReading, "G1 waits to write B")
 					} else {
@@ -228,7 +230,7 @@ func TestNoReportRWConsistent(t *testing.T) {
 	for _, mode := range []detect.Mode{detect.Cycles, detect.Order} {
 		for _, kind := range []string{"rwmutex", "rwmonitor"} {
 			t.Run(fmt.Sprintf("%v/%s", mode, kind), func(t *testing.T) {
-				rec := configure(t, detect.WithMode(mode))
+				rec := detecttest.Configure(t, detect.WithMode(mode))
 				a, b := namedRW(kind, "A"), namedRW(kind, "B")
 				iters := 400
 				if testing.Short() {
@@ -261,7 +263,7 @@ func TestNoReportRWConsistent(t *testing.T) {
 					}()
 				}
 				wg.Wait()
-				assert.Empty(t, rec.all(detect.Deadlock, detect.LockOrder), "%s", rec)
+				assert.Empty(t, rec.All(detect.Deadlock, detect.LockOrder), "%s", rec)
 			})
 		}
 	}
@@ -272,7 +274,7 @@ func TestNoReportRWConsistent(t *testing.T) {
 // are tested in rw_order_test.go).
 func TestOrderRWRules(t *testing.T) {
 	t.Run("write inversion is reported", func(t *testing.T) {
-		rec := configure(t, detect.WithMode(detect.Order))
+		rec := detecttest.Configure(t, detect.WithMode(detect.Order))
 		a, b := namedRW("rwmutex", "A"), namedRW("rwmonitor", "B")
 		a.Lock()
 		b.Lock()
@@ -283,7 +285,7 @@ func TestOrderRWRules(t *testing.T) {
 		a.Lock()
 		a.Unlock()
 		b.Unlock()
-		reps := rec.all(detect.LockOrder)
+		reps := rec.All(detect.LockOrder)
 		require.Len(t, reps, 1, "%s", rec)
 		assert.Contains(t, reps[0].String(), "*mutex.RWMutex")
 	})
@@ -295,21 +297,21 @@ func TestOrderRWRules(t *testing.T) {
 func TestDumpAndDOTShowRWAccess(t *testing.T) {
 	for _, mode := range []detect.Mode{detect.Cycles, detect.Order} {
 		t.Run(mode.String(), func(t *testing.T) {
-			configure(t, detect.WithMode(mode))
+			detecttest.Configure(t, detect.WithMode(mode))
 			a := namedRW("rwmonitor", "A")
-			me := goroutineID()
+			me := testutil.GoroutineID()
 			a.RLock()
-			w := spawn(func() { a.Lock(); a.Unlock() })
-			waitParked(t, a, w.ID(t))
-			r := spawn(func() { a.RLock(); a.RUnlock() })
-			waitParked(t, a, r.ID(t))
+			w := testutil.Spawn(func() { a.Lock(); a.Unlock() })
+			detecttest.WaitParked(t, a, w.ID(t))
+			r := testutil.Spawn(func() { a.RLock(); a.RUnlock() })
+			detecttest.WaitParked(t, a, r.ID(t))
 
 			var buf bytes.Buffer
 			detect.Dump(&buf)
 			d := buf.String()
 			t.Logf("Dump:\n%s", d)
-			assert.Regexp(t, fmt.Sprintf(`(?m)^  goroutine %d waiting \S+ to lock "A" \(\*monitor\.RWMonitor 0x[0-9a-f]+\) for writing \(it holds out new readers\), held for reading by 1 goroutine\(s\): goroutine %d$`, w.id, me), d)
-			assert.Regexp(t, fmt.Sprintf(`(?m)^  goroutine %d waiting \S+ to lock "A" \(\*monitor\.RWMonitor 0x[0-9a-f]+\) for reading, held for writing by goroutine %d \(readers: 1\)$`, r.id, w.id), d)
+			assert.Regexp(t, fmt.Sprintf(`(?m)^  goroutine %d waiting \S+ to lock "A" \(\*monitor\.RWMonitor 0x[0-9a-f]+\) for writing \(it holds out new readers\), held for reading by 1 goroutine\(s\): goroutine %d$`, w.G, me), d)
+			assert.Regexp(t, fmt.Sprintf(`(?m)^  goroutine %d waiting \S+ to lock "A" \(\*monitor\.RWMonitor 0x[0-9a-f]+\) for reading, held for writing by goroutine %d \(readers: 1\)$`, r.G, w.G), d)
 			if mode == detect.Order {
 				assert.Regexp(t, fmt.Sprintf(`(?s)goroutine %d holds:\n    "A" \(\*monitor\.RWMonitor 0x[0-9a-f]+\) for reading \(readers: 1\)\n`, me), d)
 			}
@@ -320,14 +322,14 @@ func TestDumpAndDOTShowRWAccess(t *testing.T) {
 			t.Logf("DOT:\n%s", dot)
 			checkDOT(t, dot)
 			id := detect.LockID(a)
-			assert.Contains(t, dot, fmt.Sprintf("\tG%d -> L%d [style=dashed,label=\"waits for writing\"];\n", w.id, id))
+			assert.Contains(t, dot, fmt.Sprintf("\tG%d -> L%d [style=dashed,label=\"waits for writing\"];\n", w.G, id))
 			assert.Contains(t, dot, fmt.Sprintf("\tL%d -> G%d [style=bold,label=\"held for reading by\"];\n", id, me))
-			assert.Contains(t, dot, fmt.Sprintf("\tG%d -> L%d [style=dashed,label=\"waits for reading\"];\n", r.id, id))
-			assert.Contains(t, dot, fmt.Sprintf("\tL%d -> G%d [style=bold,label=\"held for writing by\"];\n", id, w.id))
+			assert.Contains(t, dot, fmt.Sprintf("\tG%d -> L%d [style=dashed,label=\"waits for reading\"];\n", r.G, id))
+			assert.Contains(t, dot, fmt.Sprintf("\tL%d -> G%d [style=bold,label=\"held for writing by\"];\n", id, w.G))
 
 			a.RUnlock()
-			require.Nil(t, w.wait(t))
-			require.Nil(t, r.wait(t))
+			require.Nil(t, w.Wait(t))
+			require.Nil(t, r.Wait(t))
 		})
 	}
 }
@@ -348,9 +350,9 @@ func TestSetNameRW(t *testing.T) {
 // it lost make exactly three failed unlocks (one RUnlock, two Unlocks)
 // panic with the deadlock attached; a fourth is a plain misuse.
 func TestDeadlockRWMonitorCondReacquire(t *testing.T) {
-	rec := configure(t, detect.WithMode(detect.Cycles))
+	rec := detecttest.Configure(t, detect.WithMode(detect.Cycles))
 	rw := namedRW("rwmonitor", "rw").(*monitor.RWMonitor)
-	x := named("mutex", "x").(*mutex.Mutex)
+	x := detecttest.Named("mutex", "x").(*mutex.Mutex)
 	c := rw.NewCond()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -364,7 +366,7 @@ func TestDeadlockRWMonitorCondReacquire(t *testing.T) {
 		writeHolds int
 	}
 	res := make(chan result, 1)
-	w := spawn(func() {
+	w := testutil.Spawn(func() {
 		x.Lock()
 		defer x.Unlock()
 		rw.Lock()
@@ -372,28 +374,28 @@ func TestDeadlockRWMonitorCondReacquire(t *testing.T) {
 		rw.RLock()
 		close(parked)
 		var r result
-		r.wait = catch(func() { _ = c.WaitContext(ctx) })
+		r.wait = testutil.Catch(func() { _ = c.WaitContext(ctx) })
 		r.owned, r.readOwned, r.writeHolds = rw.Owned(), rw.ReadOwned(), rw.WriteHoldCount()
-		r.lost = []any{catch(rw.RUnlock), catch(rw.Unlock), catch(rw.Unlock)}
-		r.extra = catch(rw.Unlock)
+		r.lost = []any{testutil.Catch(rw.RUnlock), testutil.Catch(rw.Unlock), testutil.Catch(rw.Unlock)}
+		r.extra = testutil.Catch(rw.Unlock)
 		res <- r
 	})
 	<-parked
-	waitFor(t, "waiter parked on the condition", func() bool { return c.Waiters() == 1 })
-	b := spawn(func() {
+	testutil.WaitFor(t, "waiter parked on the condition", func() bool { return c.Waiters() == 1 })
+	b := testutil.Spawn(func() {
 		rw.Lock() // free: the wait released every hold
 		defer rw.Unlock()
 		x.Lock() // parks: the waiter holds x
 		x.Unlock()
 	})
-	waitParked(t, x, b.ID(t))
+	detecttest.WaitParked(t, x, b.ID(t))
 	cancel() // the waiter's reacquire now closes the cycle
-	r := await(t, res, "waiter")
-	require.Nil(t, w.wait(t))
-	require.Nil(t, b.wait(t))
+	r := testutil.Await(t, res, "waiter")
+	require.Nil(t, w.Wait(t))
+	require.Nil(t, b.Wait(t))
 
-	de := deadlockError(t, r.wait)
-	assert.Equal(t, w.id, de.Report.Steps[0].Goroutine)
+	de := detecttest.DeadlockError(t, r.wait)
+	assert.Equal(t, w.G, de.Report.Steps[0].Goroutine)
 	assert.False(t, r.owned, "the refused wait holds no write lock")
 	assert.False(t, r.readOwned, "nor a read lock")
 	assert.Zero(t, r.writeHolds)
@@ -408,7 +410,7 @@ func TestDeadlockRWMonitorCondReacquire(t *testing.T) {
 	require.True(t, ok)
 	assert.ErrorIs(t, err, monitor.ErrNotOwner)
 	assert.NotErrorIs(t, err, detect.ErrDeadlock, "only the lost holds carry the deadlock")
-	require.Len(t, rec.all(detect.Deadlock), 1, "%s", rec)
+	require.Len(t, rec.All(detect.Deadlock), 1, "%s", rec)
 	assert.Zero(t, detect.OwnerOf(rw))
 	assert.Zero(t, rw.Readers())
 }
@@ -422,29 +424,29 @@ func TestOrderReporterFailureLeavesRWLockFree(t *testing.T) {
 		for _, ex := range reporterExits {
 			t.Run(kind+"/"+ex.name, func(t *testing.T) {
 				rec := failingReporter(t, detect.LockOrder, ex.exit)
-				a := named("mutex", "a")
+				a := detecttest.Named("mutex", "a")
 				b := namedRW(kind, "b")
 				b.Lock()
 				a.Lock()
 				a.Unlock()
 				b.Unlock()
-				p := spawn(func() {
+				p := testutil.Spawn(func() {
 					a.Lock()
 					defer a.Unlock()
 					b.Lock() // the inversion: reported, and the reporter fails
 					b.Unlock()
 				})
-				p.wait(t)
-				require.Len(t, rec.all(detect.LockOrder), 1, "%s", rec)
+				p.Wait(t)
+				require.Len(t, rec.All(detect.LockOrder), 1, "%s", rec)
 				assert.Zero(t, detect.OwnerOf(a), "a left free")
 				assert.Zero(t, detect.OwnerOf(b), "b's write lock left free")
-				q := spawn(func() {
+				q := testutil.Spawn(func() {
 					b.RLock()
 					b.RUnlock()
 					b.Lock()
 					b.Unlock()
 				})
-				require.Nil(t, q.wait(t))
+				require.Nil(t, q.Wait(t))
 			})
 		}
 	}
@@ -454,30 +456,30 @@ func TestOrderReporterFailureLeavesRWLockFree(t *testing.T) {
 // reported with both readers as holders, for reading; a reader waiting
 // behind it names the writer.
 func TestWaitTimeoutRWAccess(t *testing.T) {
-	rec := configure(t, detect.WithMode(detect.Cycles), detect.WithWaitTimeout(waitTimeout))
+	rec := detecttest.Configure(t, detect.WithMode(detect.Cycles), detect.WithWaitTimeout(waitTimeout))
 	a := namedRW("rwmutex", "A")
-	me := goroutineID()
+	me := testutil.GoroutineID()
 	a.RLock()
 	held := make(chan struct{})
 	release := make(chan struct{})
-	other := spawn(func() {
+	other := testutil.Spawn(func() {
 		a.RLock()
 		close(held)
 		<-release
 		a.RUnlock()
 	})
-	await(t, held, "second reader")
-	w := spawn(func() { a.Lock(); a.Unlock() })
-	waitParked(t, a, w.ID(t))
-	r := spawn(func() { a.RLock(); a.RUnlock() })
-	waitParked(t, a, r.ID(t))
-	reps := rec.waitN(t, detect.WaitTimeout, 2)
+	testutil.Await(t, held, "second reader")
+	w := testutil.Spawn(func() { a.Lock(); a.Unlock() })
+	detecttest.WaitParked(t, a, w.ID(t))
+	r := testutil.Spawn(func() { a.RLock(); a.RUnlock() })
+	detecttest.WaitParked(t, a, r.ID(t))
+	reps := rec.WaitN(t, detect.WaitTimeout, 2)
 	var wrep, rrep *detect.Report
 	for _, rep := range reps {
 		switch rep.Steps[0].Goroutine {
-		case w.id:
+		case w.G:
 			wrep = rep
-		case r.id:
+		case r.G:
 			rrep = rep
 		}
 	}
@@ -493,13 +495,13 @@ func TestWaitTimeoutRWAccess(t *testing.T) {
 	assert.Contains(t, s, "\nand is held for reading by goroutine ")
 	require.Len(t, rrep.Steps, 2)
 	assert.True(t, rrep.Steps[0].WaitsForReading)
-	assert.Equal(t, w.id, rrep.Steps[1].Goroutine)
+	assert.Equal(t, w.G, rrep.Steps[1].Goroutine)
 	assert.False(t, rrep.Steps[1].HoldsForReading)
-	assert.Contains(t, rrep.String(), fmt.Sprintf(") for reading,\nwhich is held for writing by goroutine %d\n", w.id))
+	assert.Contains(t, rrep.String(), fmt.Sprintf(") for reading,\nwhich is held for writing by goroutine %d\n", w.G))
 
 	a.RUnlock()
 	close(release)
-	require.Nil(t, w.wait(t))
-	require.Nil(t, r.wait(t))
-	require.Nil(t, other.wait(t))
+	require.Nil(t, w.Wait(t))
+	require.Nil(t, r.Wait(t))
+	require.Nil(t, other.Wait(t))
 }

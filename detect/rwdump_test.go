@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/monitor"
 )
 
@@ -48,9 +50,9 @@ func rwHolds(t *testing.T, g int64, name string) (writes, readers int) {
 // while Order mode was off.
 func TestDumpRWMonitorHolds(t *testing.T) {
 	t.Run("order", func(t *testing.T) {
-		configure(t, detect.WithMode(detect.Order))
+		detecttest.Configure(t, detect.WithMode(detect.Order))
 		rw := namedRW("rwmonitor", "A").(*monitor.RWMonitor)
-		me := goroutineID()
+		me := testutil.GoroutineID()
 		check := func(wantW, wantR int, after string) {
 			t.Helper()
 			require.Equal(t, wantW, rw.WriteHoldCount(), after)
@@ -73,17 +75,17 @@ func TestDumpRWMonitorHolds(t *testing.T) {
 		// The wait releases all five holds: another goroutine then writes,
 		// shown with one hold, and signals.
 		c := rw.NewCond()
-		signaller := spawn(func() {
-			waitFor(t, "the waiter queued", func() bool { return c.Waiters() == 1 })
+		signaller := testutil.Spawn(func() {
+			testutil.WaitFor(t, "the waiter queued", func() bool { return c.Waiters() == 1 })
 			rw.Lock()
-			w, r := rwHolds(t, goroutineID(), "A")
+			w, r := rwHolds(t, testutil.GoroutineID(), "A")
 			assert.Equal(t, 1, w, "the signaller's write hold in Dump")
 			assert.Zero(t, r)
 			c.Signal()
 			rw.Unlock()
 		})
 		c.Wait()
-		require.Nil(t, signaller.wait(t))
+		require.Nil(t, signaller.Wait(t))
 		check(3, 1, "a condition wait")
 		require.Equal(t, 2, rw.ReadHoldCount())
 
@@ -92,23 +94,23 @@ func TestDumpRWMonitorHolds(t *testing.T) {
 			rw.Unlock()
 		}
 		check(0, 1, "downgrade to one read hold")
-		other := spawn(func() {
+		other := testutil.Spawn(func() {
 			rw.RLock()
 			rw.RLock()
-			w, r := rwHolds(t, goroutineID(), "A")
+			w, r := rwHolds(t, testutil.GoroutineID(), "A")
 			assert.Equal(t, 0, w)
 			assert.Equal(t, 2, r, "two readers, one of them re-entered")
 			rw.RUnlock()
 			rw.RUnlock()
 		})
-		require.Nil(t, other.wait(t))
+		require.Nil(t, other.Wait(t))
 		rw.RUnlock()
 		check(0, 0, "the last RUnlock")
 	})
 	t.Run("held across mode switches", func(t *testing.T) {
-		configure(t, detect.WithMode(detect.Order))
+		detecttest.Configure(t, detect.WithMode(detect.Order))
 		rw := namedRW("rwmonitor", "A").(*monitor.RWMonitor)
-		me := goroutineID()
+		me := testutil.GoroutineID()
 		rw.Lock()
 		rw.Lock()
 		restore := detect.Configure(detect.WithMode(detect.Cycles))

@@ -27,14 +27,6 @@ func isTrimmed(fn string) bool {
 	return false
 }
 
-// pcs returns the caller's stack as program counters, skipping skip
-// frames (runtime.Callers counts itself as 0). Symbolising a stack costs
-// tens of microseconds; it is left to the report that needs it.
-func pcs(skip int) []uintptr {
-	buf := make([]uintptr, 32)
-	return buf[:runtime.Callers(skip+1, buf)]
-}
-
 // site returns "file:line" of the first user frame of pcs, or "".
 func site(pcs []uintptr) string {
 	if len(pcs) == 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
@@ -22,7 +23,7 @@ import (
 // which is not a durable wait), so a watchdog timer of the bubble would
 // never fire.
 func TestWaitTimeoutInsideBubble(t *testing.T) {
-	rec := configure(t, detect.WithWaitTimeout(waitTimeout)) // its poke channel is made outside the bubble
+	rec := detecttest.Configure(t, detect.WithWaitTimeout(waitTimeout)) // its poke channel is made outside the bubble
 	expired := make(chan struct{})
 	timer := time.AfterFunc(testutil.Liveness, func() { close(expired) }) // real time
 	defer timer.Stop()
@@ -33,7 +34,7 @@ func TestWaitTimeoutInsideBubble(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			ids <- goroutineID()
+			ids <- testutil.GoroutineID()
 			m.Lock()
 			m.Unlock()
 		}()
@@ -43,7 +44,7 @@ func TestWaitTimeoutInsideBubble(t *testing.T) {
 		var got []*detect.Report
 		for len(got) == 0 {
 			select {
-			case <-rec.poke:
+			case <-rec.Poked():
 				got = reportsFor(rec, id)
 			case <-expired:
 				t.Fatal("no wait-timeout report for a goroutine blocked in the bubble")

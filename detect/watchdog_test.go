@@ -14,6 +14,8 @@ import (
 
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
@@ -22,9 +24,9 @@ import (
 const waitTimeout = 20 * time.Millisecond
 
 // reportsFor returns the WaitTimeout reports about goroutine g.
-func reportsFor(rec *recorder, g int64) []*detect.Report {
+func reportsFor(rec *detecttest.Recorder, g int64) []*detect.Report {
 	var out []*detect.Report
-	for _, r := range rec.all(detect.WaitTimeout) {
+	for _, r := range rec.All(detect.WaitTimeout) {
 		if r.Steps[0].Goroutine == g {
 			out = append(out, r)
 		}
@@ -45,15 +47,15 @@ func reportsFor(rec *recorder, g int64) []*detect.Report {
 func TestWaitTimeout(t *testing.T) {
 	for _, mode := range []detect.Mode{detect.Cycles, detect.Order} {
 		t.Run(mode.String(), func(t *testing.T) {
-			rec := configure(t, detect.WithMode(mode), detect.WithWaitTimeout(waitTimeout))
-			mu := named("mutex", "mu").(*mutex.Mutex)
-			mu2 := named("monitor", "mu2")
+			rec := detecttest.Configure(t, detect.WithMode(mode), detect.WithWaitTimeout(waitTimeout))
+			mu := detecttest.Named("mutex", "mu").(*mutex.Mutex)
+			mu2 := detecttest.Named("monitor", "mu2")
 			cm := new(mutex.Mutex)
 			c := condvar.New(cm)
-			me := goroutineID()
+			me := testutil.GoroutineID()
 
 			condWaiting := make(chan struct{})
-			condWaiter := spawn(func() {
+			condWaiter := testutil.Spawn(func() {
 				cm.Lock()
 				defer cm.Unlock()
 				close(condWaiting)
@@ -62,41 +64,41 @@ func TestWaitTimeout(t *testing.T) {
 			<-condWaiting
 
 			mu.Lock()
-			w := spawn(func() {
+			w := testutil.Spawn(func() {
 				mu.Lock()
 				mu.Unlock()
 			})
-			first := rec.waitN(t, detect.WaitTimeout, 1)[0]
+			first := rec.WaitN(t, detect.WaitTimeout, 1)[0]
 			require.Equal(t, w.ID(t), first.Steps[0].Goroutine, "%s", rec)
 			require.Len(t, first.Steps, 2)
-			assert.Equal(t, "mu", lockName(first.Steps[0].WaitsFor))
+			assert.Equal(t, "mu", detecttest.LockName(first.Steps[0].WaitsFor))
 			assert.Equal(t, me, first.Steps[1].Goroutine, "the holder")
-			assert.Equal(t, "mu", lockName(first.Steps[1].Holds))
+			assert.Equal(t, "mu", detecttest.LockName(first.Steps[1].Holds))
 			assert.GreaterOrEqual(t, first.Waited, waitTimeout)
-			_, ok := ownFrame(first.Steps[1].Stack)
+			_, ok := detecttest.OwnFrame(first.Steps[1].Stack, ownPrefix)
 			assert.True(t, ok, "the holder's current stack: %v", first.Steps[1].Stack)
 			s := first.String()
-			assert.Contains(t, s, fmt.Sprintf("goroutine %d has waited", w.id))
+			assert.Contains(t, s, fmt.Sprintf("goroutine %d has waited", w.G))
 			assert.Contains(t, s, fmt.Sprintf("which is held by goroutine %d", me))
 
 			mu2.Lock()
-			w2 := spawn(func() {
+			w2 := testutil.Spawn(func() {
 				mu2.Lock()
 				mu2.Unlock()
 			})
-			rec.waitN(t, detect.WaitTimeout, 2)
+			rec.WaitN(t, detect.WaitTimeout, 2)
 			assert.Len(t, reportsFor(rec, w2.ID(t)), 1)
-			assert.Len(t, reportsFor(rec, w.id), 1, "one report per wait\n%s", rec)
+			assert.Len(t, reportsFor(rec, w.G), 1, "one report per wait\n%s", rec)
 			assert.Empty(t, reportsFor(rec, condWaiter.ID(t)), "a Cond waiter holds and waits for no lock")
 			mu2.Unlock()
 			mu.Unlock()
-			require.Nil(t, w.wait(t))
-			require.Nil(t, w2.wait(t))
+			require.Nil(t, w.Wait(t))
+			require.Nil(t, w2.Wait(t))
 			cm.Lock()
 			c.Signal()
 			cm.Unlock()
-			require.Nil(t, condWaiter.wait(t))
-			assert.Len(t, rec.all(), 2, "%s", rec)
+			require.Nil(t, condWaiter.Wait(t))
+			assert.Len(t, rec.All(), 2, "%s", rec)
 		})
 	}
 }
@@ -108,14 +110,14 @@ func TestWaitTimeout(t *testing.T) {
 func TestWaitTimeoutHolderExited(t *testing.T) {
 	for _, mode := range []detect.Mode{detect.Cycles, detect.Order} {
 		t.Run(mode.String(), func(t *testing.T) {
-			rec := configure(t, detect.WithMode(mode), detect.WithWaitTimeout(waitTimeout))
-			mu := named("mutex", "orphan").(*mutex.Mutex)
-			holder := onGoroutine(t, func() { mu.Lock() })
+			rec := detecttest.Configure(t, detect.WithMode(mode), detect.WithWaitTimeout(waitTimeout))
+			mu := detecttest.Named("mutex", "orphan").(*mutex.Mutex)
+			holder := testutil.OnOtherOK(t, func() { mu.Lock() })
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			errc := make(chan error, 1)
-			w := spawn(func() { errc <- mu.LockContext(ctx) })
-			r := rec.waitN(t, detect.WaitTimeout, 1)[0]
+			w := testutil.Spawn(func() { errc <- mu.LockContext(ctx) })
+			r := rec.WaitN(t, detect.WaitTimeout, 1)[0]
 			require.Len(t, r.Steps, 2)
 			assert.Equal(t, w.ID(t), r.Steps[0].Goroutine)
 			assert.Equal(t, holder, r.Steps[1].Goroutine)
@@ -130,8 +132,8 @@ func TestWaitTimeoutHolderExited(t *testing.T) {
 				assert.Contains(t, dump.String(), `"orphan" (*mutex.Mutex`)
 			}
 			cancel()
-			require.ErrorIs(t, await(t, errc, "LockContext"), context.Canceled)
-			require.Nil(t, w.wait(t))
+			require.ErrorIs(t, testutil.Await(t, errc, "LockContext"), context.Canceled)
+			require.Nil(t, w.Wait(t))
 			assert.Equal(t, holder, detect.OwnerOf(mu), "still held by the exited goroutine")
 		})
 	}
@@ -142,30 +144,30 @@ func TestWaitTimeoutHolderExited(t *testing.T) {
 // from the timeout in force before (here an hour: a quarter of an hour
 // would outlast the liveness deadline).
 func TestWaitTimeoutReconfigured(t *testing.T) {
-	rec := configure(t, detect.WithMode(detect.Order), detect.WithWaitTimeout(time.Hour))
+	rec := detecttest.Configure(t, detect.WithMode(detect.Order), detect.WithWaitTimeout(time.Hour))
 	var mu mutex.Mutex
 	mu.Lock()
-	w := spawn(func() {
+	w := testutil.Spawn(func() {
 		mu.Lock()
 		mu.Unlock()
 	})
-	waitParked(t, &mu, w.ID(t))
+	detecttest.WaitParked(t, &mu, w.ID(t))
 	restore := detect.Configure(detect.WithWaitTimeout(waitTimeout))
-	r := rec.waitN(t, detect.WaitTimeout, 1)[0]
-	assert.Equal(t, w.id, r.Steps[0].Goroutine)
+	r := rec.WaitN(t, detect.WaitTimeout, 1)[0]
+	assert.Equal(t, w.G, r.Steps[0].Goroutine)
 	restore()
 	mu.Unlock()
-	require.Nil(t, w.wait(t))
+	require.Nil(t, w.Wait(t))
 }
 
 // TestWaitTimeoutReporterExits: a reporter that ends its goroutine (as
 // t.FailNow does, called from the watchdog's) does not stop the watchdog:
 // a later wait is still reported.
 func TestWaitTimeoutReporterExits(t *testing.T) {
-	rec := configure(t, detect.WithMode(detect.Cycles), detect.WithWaitTimeout(waitTimeout))
+	rec := detecttest.Configure(t, detect.WithMode(detect.Cycles), detect.WithWaitTimeout(waitTimeout))
 	var calls atomic.Int32
 	defer detect.Configure(detect.WithReporter(func(r *detect.Report) {
-		rec.add(r)
+		rec.Add(r)
 		if calls.Add(1) == 1 {
 			runtime.Goexit()
 		}
@@ -173,7 +175,7 @@ func TestWaitTimeoutReporterExits(t *testing.T) {
 	for i := range 2 {
 		var mu mutex.Mutex
 		mu.Lock()
-		w := spawn(func() {
+		w := testutil.Spawn(func() {
 			if i == 0 {
 				mu.Lock()
 			} else {
@@ -181,8 +183,8 @@ func TestWaitTimeoutReporterExits(t *testing.T) {
 			}
 			mu.Unlock()
 		})
-		rec.waitN(t, detect.WaitTimeout, i+1)
+		rec.WaitN(t, detect.WaitTimeout, i+1)
 		mu.Unlock()
-		require.Nil(t, w.wait(t))
+		require.Nil(t, w.Wait(t))
 	}
 }

@@ -17,3 +17,15 @@ func RWDraining(rw *RWMonitor) bool { return rw.l.Draining() }
 // RWOverflowAllocated reports whether rw's map of readers beyond its
 // inline slots exists.
 func RWOverflowAllocated(rw *RWMonitor) bool { return rw.l.OverflowAllocated() }
+
+// ImplicitWaiters returns the number of goroutines waiting on m's implicit
+// condition (Wait, WaitTimeout, WaitContext), or -1 before its first use.
+// The owner creates the condition on first use; a caller must have synced
+// with that goroutine since (FuzzMonitor does, through a channel) for the
+// read of m.cond to be race-free.
+func ImplicitWaiters(m *Monitor) int {
+	if m.cond == nil {
+		return -1
+	}
+	return m.cond.Waiters()
+}

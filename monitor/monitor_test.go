@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/condvar"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -87,7 +89,7 @@ func TestMonitorReentry(t *testing.T) {
 			}
 			ch <- v
 		}()
-		return await(t, ch, "look from another goroutine")
+		return testutil.Await(t, ch, "look from another goroutine")
 	}
 	assert.Equal(t, view{locked: true}, look(), "as seen by another goroutine at full depth")
 
@@ -102,7 +104,7 @@ func TestMonitorReentry(t *testing.T) {
 	assert.False(t, m.Locked())
 	assert.Equal(t, view{try: true}, look(), "as seen by another goroutine once released")
 
-	err := mustPanicErr(t, m.Unlock)
+	err := testutil.MustPanicErr(t, m.Unlock)
 	assert.ErrorIs(t, err, monitor.ErrNotOwner, "one Unlock too many")
 }
 
@@ -117,7 +119,7 @@ func TestMonitorLockBlocksUntilReleased(t *testing.T) {
 		m.Unlock()
 		close(got)
 	}()
-	waitFor(t, "Lock queued", func() bool { return monitor.QueueLen(&m) == 1 })
+	testutil.WaitFor(t, "Lock queued", func() bool { return monitor.QueueLen(&m) == 1 })
 	m.Unlock()
 	assert.Equal(t, 1, m.HoldCount())
 	select {
@@ -127,8 +129,8 @@ func TestMonitorLockBlocksUntilReleased(t *testing.T) {
 	}
 	assert.Equal(t, 1, monitor.QueueLen(&m))
 	m.Unlock()
-	assert.Equal(t, 1, await(t, got, "Lock after release"), "a new owner starts at hold count 1")
-	await(t, got, "Unlock")
+	assert.Equal(t, 1, testutil.Await(t, got, "Lock after release"), "a new owner starts at hold count 1")
+	testutil.Await(t, got, "Unlock")
 	assert.False(t, m.Locked())
 }
 
@@ -153,10 +155,10 @@ func TestMonitorMisuse(t *testing.T) {
 		{"NotifyAll", "notify", (*monitor.Monitor).NotifyAll},
 	} {
 		t.Run(op.name, func(t *testing.T) {
-			forEachMode(t, func(t *testing.T) {
+			locktest.ForEachMode(t, func(t *testing.T) {
 				t.Run("free", func(t *testing.T) {
 					var m monitor.Monitor
-					v, me := onOther(t, func() { op.call(&m) })
+					v, me := testutil.OnOther(t, func() { op.call(&m) })
 					err := checkNotOwner(t, v)
 					assert.Contains(t, err.Error(), "monitor: "+op.verb)
 					assert.Contains(t, err.Error(), "unlocked monitor")
@@ -170,8 +172,8 @@ func TestMonitorMisuse(t *testing.T) {
 					m.Lock()
 					m.Lock()
 					m.Lock()
-					holder := goroutineID()
-					v, me := onOther(t, func() { op.call(&m) })
+					holder := testutil.GoroutineID()
+					v, me := testutil.OnOther(t, func() { op.call(&m) })
 					err := checkNotOwner(t, v)
 					assert.Contains(t, err.Error(), fmt.Sprintf("monitor: %s by goroutine %d of monitor held by goroutine %d", op.verb, me, holder))
 					assert.Equal(t, 3, m.HoldCount(), "a misuse panic changed the owner's hold count")
@@ -206,7 +208,7 @@ func TestMonitorTryLock(t *testing.T) {
 
 	other := make(chan bool)
 	go func() { other <- m.TryLock() }()
-	assert.False(t, await(t, other, "TryLock by another goroutine"))
+	assert.False(t, testutil.Await(t, other, "TryLock by another goroutine"))
 	assert.Equal(t, 2, m.HoldCount())
 
 	m.Unlock()
@@ -218,183 +220,31 @@ func TestMonitorTryLock(t *testing.T) {
 		}
 		other <- ok
 	}()
-	assert.True(t, await(t, other, "TryLock after release"))
+	assert.True(t, testutil.Await(t, other, "TryLock after release"))
 	assert.False(t, m.Locked())
 }
 
-func TestMonitorLockContext(t *testing.T) {
-	done, cancel := context.WithCancel(context.Background())
-	cancel()
+func TestMonitorLockContext(t *testing.T) { locktest.LockContext(t, timedMonitor) }
 
-	t.Run("free", func(t *testing.T) {
-		var m monitor.Monitor
-		require.NoError(t, m.LockContext(context.Background()))
-		assert.Equal(t, 1, m.HoldCount())
-		m.Unlock()
-	})
-
-	t.Run("owner re-enters", func(t *testing.T) {
-		var m monitor.Monitor
-		m.Lock()
-		require.NoError(t, m.LockContext(context.Background()))
-		assert.Equal(t, 2, m.HoldCount())
-		// Documented: re-entry cannot block, so it succeeds even with a
-		// done context.
-		require.NoError(t, m.LockContext(done))
-		assert.Equal(t, 3, m.HoldCount())
-		for range 3 {
-			m.Unlock()
-		}
-		assert.False(t, m.Locked())
-	})
-
-	t.Run("already cancelled fails even when free", func(t *testing.T) {
-		var m monitor.Monitor
-		assert.ErrorIs(t, m.LockContext(done), context.Canceled)
-		assert.False(t, m.Locked())
-		assert.Zero(t, m.HoldCount())
-	})
-
-	t.Run("waits for release", func(t *testing.T) {
-		var m monitor.Monitor
-		m.Lock()
-		m.Lock()
-		res := make(chan error)
-		go func() {
-			err := m.LockContext(context.Background())
-			if err == nil && m.HoldCount() != 1 {
-				err = fmt.Errorf("hold count %d after LockContext", m.HoldCount())
-			}
-			if err == nil {
-				m.Unlock()
-			}
-			res <- err
-		}()
-		waitFor(t, "LockContext queued", func() bool { return monitor.QueueLen(&m) == 1 })
-		m.Unlock()
-		m.Unlock()
-		assert.NoError(t, await(t, res, "LockContext"))
-		assert.False(t, m.Locked())
-	})
-
-	for _, tc := range []struct {
-		name string
-		ctx  func() (context.Context, context.CancelFunc)
-		stop func(cancel context.CancelFunc)
-		want error
-	}{
-		{
-			name: "cancel while queued",
-			ctx:  func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
-			stop: func(cancel context.CancelFunc) { cancel() },
-			want: context.Canceled,
-		},
-		{
-			name: "deadline while queued",
-			ctx: func() (context.Context, context.CancelFunc) {
-				return context.WithTimeout(context.Background(), time.Millisecond)
-			},
-			stop: func(context.CancelFunc) {},
-			want: context.DeadlineExceeded,
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var m monitor.Monitor
-			m.Lock()
-			m.Lock()
-			ctx, cancel := tc.ctx()
-			defer cancel()
-			type result struct {
-				err   error
-				holds int
-			}
-			res := make(chan result)
-			go func() {
-				err := m.LockContext(ctx)
-				res <- result{err, m.HoldCount()}
-			}()
-			waitFor(t, "LockContext queued", func() bool { return monitor.QueueLen(&m) == 1 || ctx.Err() != nil })
-			tc.stop(cancel)
-			r := await(t, res, "LockContext")
-			assert.ErrorIs(t, r.err, tc.want)
-			assert.Equal(t, ctx.Err(), r.err, "LockContext returns ctx.Err()")
-			assert.Zero(t, r.holds, "failed LockContext left the caller holding m")
-			assert.Equal(t, 2, m.HoldCount(), "failed LockContext changed the owner's holds")
-			assert.Zero(t, monitor.QueueLen(&m), "failed LockContext left a queue entry")
-			m.Unlock()
-			m.Unlock()
-			require.True(t, m.TryLock())
-			m.Unlock()
-		})
-	}
+func TestMonitorLockContextCancelRacesUnlock(t *testing.T) {
+	locktest.LockContextCancelRacesUnlock(t, timedMonitor)
 }
 
-// TestMonitorLockContextCancelRacesUnlock: see the Mutex test of the same
-// name. The owner holds the monitor at depth 2 and releases it while the
-// first waiter's context is cancelled.
-func TestMonitorLockContextCancelRacesUnlock(t *testing.T) {
-	rounds := 500
-	if testing.Short() {
-		rounds = 100
+// Re-entry cannot block, so LockContext by the owner succeeds even with a
+// done context, and adds one hold.
+func TestMonitorLockContextReentry(t *testing.T) {
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	var m monitor.Monitor
+	m.Lock()
+	require.NoError(t, m.LockContext(context.Background()))
+	assert.Equal(t, 2, m.HoldCount())
+	require.NoError(t, m.LockContext(done))
+	assert.Equal(t, 3, m.HoldCount())
+	for range 3 {
+		m.Unlock()
 	}
-	var won, lost int
-	for i := range rounds {
-		var m monitor.Monitor
-		m.Lock()
-		m.Lock()
-		ctx, cancel := context.WithCancel(context.Background())
-		type result struct {
-			err   error
-			holds int
-		}
-		res := make(chan result, 1)
-		go func() {
-			err := m.LockContext(ctx)
-			r := result{err, m.HoldCount()}
-			if err == nil {
-				m.Unlock()
-			}
-			res <- r
-		}()
-		waitFor(t, "LockContext queued", func() bool { return monitor.QueueLen(&m) == 1 })
-		second := make(chan int, 1)
-		withSecond := i%2 == 0
-		if withSecond {
-			go func() {
-				m.Lock()
-				second <- m.HoldCount()
-				m.Unlock()
-			}()
-			waitFor(t, "Lock queued", func() bool { return monitor.QueueLen(&m) == 2 })
-		}
-		m.Unlock()
-		go cancel()
-		if i%4 < 2 {
-			runtime.Gosched()
-		}
-		m.Unlock()
-
-		r := await(t, res, "LockContext")
-		if r.err != nil {
-			lost++
-			require.ErrorIs(t, r.err, context.Canceled)
-			require.Zero(t, r.holds, "round %d: LockContext failed but the caller holds m", i)
-		} else {
-			won++
-			require.Equal(t, 1, r.holds, "round %d", i)
-		}
-		if withSecond {
-			require.Equal(t, 1, await(t, second, "second waiter after a cancelled first"), "round %d", i)
-		}
-		ctx2, cancel2 := context.WithTimeout(context.Background(), liveness)
-		require.NoError(t, m.LockContext(ctx2), "round %d: monitor not free after the race", i)
-		cancel2()
-		m.Unlock()
-		require.False(t, m.Locked())
-		require.Zero(t, monitor.QueueLen(&m))
-		cancel()
-	}
-	t.Logf("LockContext won %d rounds, cancellation won %d", won, lost)
+	assert.False(t, m.Locked())
 }
 
 func TestMonitorDo(t *testing.T) {
@@ -411,7 +261,7 @@ func TestMonitorDo(t *testing.T) {
 	t.Run("panic releases and propagates", func(t *testing.T) {
 		var m monitor.Monitor
 		boom := errors.New("boom")
-		v := catch(func() { m.Do(func() { panic(boom) }) })
+		v := testutil.Catch(func() { m.Do(func() { panic(boom) }) })
 		assert.Same(t, boom, v, "the panic from fn goes on unchanged")
 		assert.False(t, m.Locked(), "Do did not release the monitor after a panic")
 		require.True(t, m.TryLock())
@@ -422,7 +272,7 @@ func TestMonitorDo(t *testing.T) {
 		var m monitor.Monitor
 		m.Lock()
 		m.Lock()
-		v := catch(func() {
+		v := testutil.Catch(func() {
 			m.Do(func() {
 				if m.HoldCount() == 3 {
 					panic("at depth 3")
@@ -441,10 +291,10 @@ func TestMonitorDo(t *testing.T) {
 		m.Lock()
 		ran := make(chan int)
 		go m.Do(func() { ran <- m.HoldCount() })
-		waitFor(t, "Do queued", func() bool { return monitor.QueueLen(&m) == 1 })
+		testutil.WaitFor(t, "Do queued", func() bool { return monitor.QueueLen(&m) == 1 })
 		m.Unlock()
-		assert.Equal(t, 1, await(t, ran, "Do"))
-		waitFor(t, "Do released", func() bool { return !m.Locked() })
+		assert.Equal(t, 1, testutil.Await(t, ran, "Do"))
+		testutil.WaitFor(t, "Do released", func() bool { return !m.Locked() })
 	})
 }
 
@@ -465,7 +315,7 @@ func TestMonitorImplicitCondition(t *testing.T) {
 		ready = true
 		m.Notify()
 		m.Unlock()
-		assert.Equal(t, 1, await(t, done, "Wait"))
+		assert.Equal(t, 1, testutil.Await(t, done, "Wait"))
 	})
 
 	t.Run("NotifyAll", func(t *testing.T) {
@@ -485,7 +335,7 @@ func TestMonitorImplicitCondition(t *testing.T) {
 				done <- struct{}{}
 			}()
 		}
-		waitFor(t, "all waiting", func() bool {
+		testutil.WaitFor(t, "all waiting", func() bool {
 			m.Lock()
 			defer m.Unlock()
 			return waiting == n
@@ -495,7 +345,7 @@ func TestMonitorImplicitCondition(t *testing.T) {
 		m.NotifyAll()
 		m.Unlock()
 		for range n {
-			await(t, done, "NotifyAll")
+			testutil.Await(t, done, "NotifyAll")
 		}
 	})
 
@@ -512,7 +362,7 @@ func TestMonitorImplicitCondition(t *testing.T) {
 				m.Wait()
 				order <- i
 			}()
-			waitFor(t, "waiter queued", func() bool {
+			testutil.WaitFor(t, "waiter queued", func() bool {
 				m.Lock()
 				defer m.Unlock()
 				return waiting == i+1
@@ -522,7 +372,7 @@ func TestMonitorImplicitCondition(t *testing.T) {
 			m.Lock()
 			m.Notify()
 			m.Unlock()
-			assert.Equal(t, i, await(t, order, "Notify"))
+			assert.Equal(t, i, testutil.Await(t, order, "Notify"))
 		}
 	})
 
@@ -600,7 +450,7 @@ func TestMonitorHoldCountRestoredAfterWait(t *testing.T) {
 		{
 			name:   "WaitTimeout notified",
 			helper: func(c condAPI, _ context.CancelFunc) { c.notify() },
-			wait:   func(c condAPI, _ context.Context) outcome { return outcome{woken: c.waitTimeout(liveness)} },
+			wait:   func(c condAPI, _ context.Context) outcome { return outcome{woken: c.waitTimeout(testutil.Liveness)} },
 			want:   outcome{woken: true},
 		},
 		{
@@ -659,7 +509,7 @@ func TestMonitorHoldCountRestoredAfterWait(t *testing.T) {
 		},
 	} {
 		t.Run(wk.name, func(t *testing.T) {
-			forEachMode(t, func(t *testing.T) {
+			locktest.ForEachMode(t, func(t *testing.T) {
 				for _, name := range []string{"implicit", "NewCond", "condvar"} {
 					t.Run(name, func(t *testing.T) {
 						var m monitor.Monitor
@@ -701,73 +551,14 @@ func TestMonitorHoldCountRestoredAfterWait(t *testing.T) {
 							m.Unlock()
 						}
 						if wk.helper != nil {
-							assert.Equal(t, 1, await(t, helperHolds, "helper"))
+							assert.Equal(t, 1, testutil.Await(t, helperHolds, "helper"))
 						}
-						waitFor(t, "monitor released", func() bool { return !m.Locked() })
+						testutil.WaitFor(t, "monitor released", func() bool { return !m.Locked() })
 					})
 				}
 			})
 		})
 	}
-}
-
-// hammer runs goroutines goroutines on GOMAXPROCS procs, each entering m
-// iters times through lock and re-entering once inside, and checks mutual
-// exclusion with plain, unsynchronized variables (see the Mutex hammer).
-func hammer(t *testing.T, procs, goroutines, iters int, lock func(m *monitor.Monitor, g, i int)) {
-	t.Helper()
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-	var (
-		m       monitor.Monitor
-		counter int  // guarded by m
-		inside  bool // guarded by m
-		overlap int  // guarded by m
-		badHold int  // guarded by m
-		wg      sync.WaitGroup
-	)
-	start := make(chan struct{})
-	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// A panic from lock (it holds nothing then) fails the test
-			// instead of killing the test binary; the other goroutines
-			// finish their rounds.
-			defer func() {
-				if v := recover(); v != nil {
-					t.Errorf("goroutine %d: lock panicked: %v", g, v)
-				}
-			}()
-			<-start
-			for i := range iters {
-				lock(&m, g, i)
-				m.Lock()
-				if inside {
-					overlap++
-				}
-				if m.HoldCount() != 2 {
-					badHold++
-				}
-				inside = true
-				counter++
-				inside = false
-				m.Unlock()
-				m.Unlock()
-			}
-		}()
-	}
-	close(start)
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	await(t, done, "hammer")
-	if t.Failed() {
-		return
-	}
-	assert.Equal(t, goroutines*iters, counter)
-	assert.Zero(t, overlap)
-	assert.Zero(t, badHold)
-	assert.False(t, m.Locked())
-	assert.Zero(t, monitor.QueueLen(&m))
 }
 
 func TestMonitorHammer(t *testing.T) {
@@ -799,12 +590,12 @@ func TestMonitorHammer(t *testing.T) {
 		{1, 4}, {2, 2}, {2, 8}, {4, 16},
 	} {
 		t.Run(fmt.Sprintf("procs=%d/goroutines=%d", tc.procs, tc.goroutines), func(t *testing.T) {
-			hammer(t, tc.procs, tc.goroutines, iters, lock)
+			locktest.Hammer(t, timedMonitor, tc.procs, tc.goroutines, iters, lock)
 		})
 	}
 	// The detector's bookkeeping under contention, in every mode.
 	t.Run("modes/procs=2/goroutines=8", func(t *testing.T) {
-		forEachMode(t, func(t *testing.T) { hammer(t, 2, 8, iters/5, lock) })
+		locktest.ForEachMode(t, func(t *testing.T) { locktest.Hammer(t, timedMonitor, 2, 8, iters/5, lock) })
 	})
 }
 
@@ -845,12 +636,12 @@ func TestMonitorNilContext(t *testing.T) {
 		assert.Contains(t, err.Error(), msg)
 	}
 	var m monitor.Monitor
-	check(t, catch(func() { _ = m.LockContext(nilCtx) }), "monitor: LockContext with a nil context")
+	check(t, testutil.Catch(func() { _ = m.LockContext(nilCtx) }), "monitor: LockContext with a nil context")
 	assert.False(t, m.Locked())
 	m.Lock()
 	m.Lock()
-	check(t, catch(func() { _ = m.LockContext(nilCtx) }), "monitor: LockContext with a nil context")
-	check(t, catch(func() { _ = m.WaitContext(nilCtx) }), "condvar: WaitContext with a nil context")
+	check(t, testutil.Catch(func() { _ = m.LockContext(nilCtx) }), "monitor: LockContext with a nil context")
+	check(t, testutil.Catch(func() { _ = m.WaitContext(nilCtx) }), "condvar: WaitContext with a nil context")
 	assert.Equal(t, 2, m.HoldCount(), "a nil-context panic changed the hold count")
 	m.Unlock()
 	m.Unlock()

@@ -5,7 +5,7 @@ package monitor_test
 import (
 	"testing"
 
-	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/monitor"
 )
 
@@ -13,7 +13,7 @@ import (
 // testing/synctest bubbles and code outside any.
 var sharedRW monitor.RWMonitor
 
-var sharedRWLock = testutil.RWBubbleLock{
+var sharedRWLock = locktest.RWBubbleLock{
 	L:         &sharedRW,
 	Reentrant: true,
 	Queues:    func() (int, int) { return monitor.RWQueues(&sharedRW) },
@@ -23,32 +23,32 @@ var sharedRWLock = testutil.RWBubbleLock{
 // Readers outside any bubble and a writer in one wake each other without
 // the runtime's fatal error.
 func TestSynctestRWMonitorReadersOutsideWriterInside(t *testing.T) {
-	testutil.RWReadersOutsideWriterInside(t, sharedRWLock)
+	locktest.RWReadersOutsideWriterInside(t, sharedRWLock)
 }
 
 // Writers outside any bubble and a reader in one wake each other without
 // the runtime's fatal error.
 func TestSynctestRWMonitorWriterOutsideReadersInside(t *testing.T) {
-	testutil.RWWriterOutsideReadersInside(t, sharedRWLock)
+	locktest.RWWriterOutsideReadersInside(t, sharedRWLock)
 }
 
 // A bubble's reader and writer waiting (not durably) for goroutines
 // outside can be cancelled, and the lock stays usable.
 func TestSynctestRWMonitorNonDurableWaitsCancelled(t *testing.T) {
-	testutil.RWNonDurableWaitsCancelled(t, sharedRWLock)
+	locktest.RWNonDurableWaitsCancelled(t, sharedRWLock)
 }
 
 // Two bubbles and goroutines outside any hammer one package-level RWMonitor
 // at the same time: nothing dies or hangs, and writers stay exclusive.
 func TestSynctestRWMonitorSharedAcrossBubbles(t *testing.T) {
-	testutil.RWSharedAcrossBubbles(t, sharedRWLock, 32, 4, 2000)
+	locktest.RWSharedAcrossBubbles(t, sharedRWLock, 32, 4, 2000)
 }
 
 // After being shared (as in the tests above, then hammered), the RWMonitor used by one bubble only parks that
 // bubble's readers and writers durably again.
 func TestSynctestRWMonitorDurableAgainAfterSharing(t *testing.T) {
-	testutil.RWReadersOutsideWriterInside(t, sharedRWLock)
-	testutil.RWWriterOutsideReadersInside(t, sharedRWLock)
-	testutil.RWSharedAcrossBubbles(t, sharedRWLock, 2, 4, 1000)
-	testutil.RWDurableInOneBubble(t, sharedRWLock)
+	locktest.RWReadersOutsideWriterInside(t, sharedRWLock)
+	locktest.RWWriterOutsideReadersInside(t, sharedRWLock)
+	locktest.RWSharedAcrossBubbles(t, sharedRWLock, 2, 4, 1000)
+	locktest.RWDurableInOneBubble(t, sharedRWLock)
 }

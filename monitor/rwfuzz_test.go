@@ -3,12 +3,13 @@ package monitor_test
 import (
 	"testing"
 
+	"github.com/locksmith-go/locksmith/internal/fuzzmodel"
 	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/monitor"
 )
 
 // FuzzRWMonitor checks RWMonitor against a model of its semantics (see
-// internal/testutil/rwfuzz.go), hold counts included. Run longer with
+// internal/fuzzmodel/rw.go), hold counts included. Run longer with
 //
 //	go test -run '^$' -fuzz '^FuzzRWMonitor$' -fuzztime 100000x ./monitor
 func FuzzRWMonitor(f *testing.F) {
@@ -22,19 +23,19 @@ func FuzzRWMonitor(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	spec := testutil.RWFuzzLock{
+	spec := fuzzmodel.RWFuzzLock{
 		Reentrant: true,
-		New:       func() testutil.RWFuzzTarget { return new(monitor.RWMonitor) },
-		Queues: func(l testutil.RWFuzzTarget) (int, int) {
+		New:       func() testutil.RWLock { return new(monitor.RWMonitor) },
+		Queues: func(l testutil.RWLock) (int, int) {
 			return monitor.RWQueues(l.(*monitor.RWMonitor))
 		},
-		Draining: func(l testutil.RWFuzzTarget) bool { return monitor.RWDraining(l.(*monitor.RWMonitor)) },
+		Draining: func(l testutil.RWLock) bool { return monitor.RWDraining(l.(*monitor.RWMonitor)) },
 		Upgrade:  monitor.ErrUpgrade,
 		NotOwner: monitor.ErrNotOwner,
-		Holds: func(l testutil.RWFuzzTarget) (int, int) {
+		Holds: func(l testutil.RWLock) (int, int) {
 			m := l.(*monitor.RWMonitor)
 			return m.WriteHoldCount(), m.ReadHoldCount()
 		},
 	}
-	f.Fuzz(func(t *testing.T, data []byte) { testutil.RWFuzz(t, spec, data) })
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzmodel.RWFuzz(t, spec, data) })
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/monitor"
 )
 
@@ -104,30 +105,17 @@ func TestRWMonitorMisuse(t *testing.T) {
 			sentinel: monitor.ErrNotOwner, msg: func(me, _ int64) []string { return []string{"holds no read lock"} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			testutil.ForEachMode(t, func(t *testing.T) {
+			locktest.ForEachMode(t, func(t *testing.T) {
 				var rw monitor.RWMonitor
-				self := goroutineID()
+				self := testutil.GoroutineID()
 				for range tc.before.w {
 					rw.Lock()
 				}
 				for range tc.before.r {
 					rw.RLock()
 				}
-				var v any
-				me := self
-				if tc.stranger {
-					v, me = onOther(t, func() { tc.misuse(&rw) })
-				} else {
-					v = catch(func() { tc.misuse(&rw) })
-				}
-				require.NotNil(t, v, "expected a panic")
-				err := v.(error)
-				assert.ErrorIs(t, err, tc.sentinel)
-				for _, other := range []error{monitor.ErrUpgrade, monitor.ErrNotOwner, monitor.ErrNilContext} {
-					if other != tc.sentinel {
-						assert.NotErrorIs(t, err, other)
-					}
-				}
+				err, me := testutil.MisusePanic(t, tc.stranger, func() { tc.misuse(&rw) })
+				testutil.ErrorIsOnly(t, err, tc.sentinel, monitor.ErrUpgrade, monitor.ErrNotOwner, monitor.ErrNilContext)
 				for _, s := range tc.msg(me, self) {
 					assert.Contains(t, err.Error(), s)
 				}
@@ -176,7 +164,7 @@ func TestRWMonitorReentry(t *testing.T) {
 	assert.False(t, rw.TryLock(), "TryLock by a reader (an upgrade) fails")
 	require.True(t, rw.TryRLock())
 	assert.Equal(t, holds{0, 4}, holdsOf(&rw))
-	other, _ := onOther(t, func() {
+	other, _ := testutil.OnOther(t, func() {
 		if !rw.TryRLock() {
 			panic("a second reader could not enter after the downgrade")
 		}
@@ -198,7 +186,7 @@ func TestRWMonitorReentry(t *testing.T) {
 // a first-time reader queues behind the writer; the writer goes when the
 // reader has released every hold.
 func TestRWMonitorReentrantReadPassesQueuedWriter(t *testing.T) {
-	testutil.ForEachMode(t, func(t *testing.T) {
+	locktest.ForEachMode(t, func(t *testing.T) {
 		var rw monitor.RWMonitor
 		rw.RLock()
 		order := make(chan string, 4)
@@ -207,7 +195,7 @@ func TestRWMonitorReentrantReadPassesQueuedWriter(t *testing.T) {
 			order <- "writer"
 			rw.Unlock()
 		}()
-		waitFor(t, "writer draining", func() bool { return monitor.RWDraining(&rw) })
+		testutil.WaitFor(t, "writer draining", func() bool { return monitor.RWDraining(&rw) })
 		rw.RLock() // must not block
 		require.NoError(t, rw.RLockContext(context.Background()))
 		assert.Equal(t, 3, rw.ReadHoldCount())
@@ -216,7 +204,7 @@ func TestRWMonitorReentrantReadPassesQueuedWriter(t *testing.T) {
 			order <- "reader"
 			rw.RUnlock()
 		}()
-		waitFor(t, "first-time reader queued", func() bool { _, r := monitor.RWQueues(&rw); return r == 1 })
+		testutil.WaitFor(t, "first-time reader queued", func() bool { _, r := monitor.RWQueues(&rw); return r == 1 })
 		assert.False(t, onOtherTryRLock(t, &rw), "TryRLock by a first-time reader while a writer waits")
 		rw.RUnlock()
 		rw.RUnlock()
@@ -226,8 +214,8 @@ func TestRWMonitorReentrantReadPassesQueuedWriter(t *testing.T) {
 		default:
 		}
 		rw.RUnlock()
-		assert.Equal(t, "writer", await(t, order, "writer"))
-		assert.Equal(t, "reader", await(t, order, "queued reader"))
+		assert.Equal(t, "writer", testutil.Await(t, order, "writer"))
+		assert.Equal(t, "reader", testutil.Await(t, order, "queued reader"))
 	})
 }
 
@@ -240,7 +228,7 @@ func onOtherTryRLock(t *testing.T, rw *monitor.RWMonitor) bool {
 		}
 		res <- ok
 	}()
-	return await(t, res, "TryRLock")
+	return testutil.Await(t, res, "TryRLock")
 }
 
 // TestRWMonitorUpgradeRefusedWithOthers: the upgrade is refused at once
@@ -256,21 +244,21 @@ func TestRWMonitorUpgradeRefusedWithOthers(t *testing.T) {
 		<-release
 		rw.RUnlock()
 	}()
-	await(t, holding, "other reader")
+	testutil.Await(t, holding, "other reader")
 	wdone := make(chan struct{})
 	go func() {
 		rw.Lock()
 		rw.Unlock()
 		close(wdone)
 	}()
-	waitFor(t, "writer draining", func() bool { return monitor.RWDraining(&rw) })
-	err := mustPanicErr(t, rw.Lock)
+	testutil.WaitFor(t, "writer draining", func() bool { return monitor.RWDraining(&rw) })
+	err := testutil.MustPanicErr(t, rw.Lock)
 	assert.ErrorIs(t, err, monitor.ErrUpgrade)
 	assert.False(t, rw.TryLock())
 	assert.Equal(t, holds{0, 1}, holdsOf(&rw))
 	rw.RUnlock()
 	close(release)
-	await(t, wdone, "writer")
+	testutil.Await(t, wdone, "writer")
 }
 
 // TestRWMonitorCondRestoresHolds: a wait on NewCond's condition releases
@@ -318,13 +306,13 @@ func TestRWMonitorCondRestoresHolds(t *testing.T) {
 					rw.Unlock()
 				}
 			}()
-			await(t, waiting, "waiter holding")
+			testutil.Await(t, waiting, "waiter holding")
 			if how == "timeout" {
-				assert.Equal(t, before, await(t, got, "timed-out wait"))
+				assert.Equal(t, before, testutil.Await(t, got, "timed-out wait"))
 				return
 			}
 			// The waiter released everything: this goroutine can write.
-			waitFor(t, "waiter parked", func() bool {
+			testutil.WaitFor(t, "waiter parked", func() bool {
 				if !rw.TryLock() {
 					return false
 				}
@@ -345,7 +333,7 @@ func TestRWMonitorCondRestoresHolds(t *testing.T) {
 				c.Signal()
 			}
 			rw.Unlock()
-			assert.Equal(t, before, await(t, got, "wait"))
+			assert.Equal(t, before, testutil.Await(t, got, "wait"))
 		})
 	}
 }
@@ -354,10 +342,10 @@ func TestRWMonitorCondMisuse(t *testing.T) {
 	var rw monitor.RWMonitor
 	c := rw.NewCond()
 	rw.RLock()
-	err := mustPanicErr(t, c.Wait)
+	err := testutil.MustPanicErr(t, c.Wait)
 	assert.ErrorIs(t, err, condvar.ErrNotOwner, "Wait with only a read lock")
 	rw.RUnlock()
-	err = mustPanicErr(t, func() { condvar.New(rw.RLocker()) })
+	err = testutil.MustPanicErr(t, func() { condvar.New(rw.RLocker()) })
 	assert.ErrorIs(t, err, condvar.ErrReadLocker)
 	assert.Contains(t, err.Error(), "NewCond")
 	c2 := condvar.New(&rw)
@@ -393,7 +381,7 @@ func TestRWMonitorParallelReaders(t *testing.T) {
 				}()
 			}
 			for range n {
-				await(t, holding, "reader")
+				testutil.Await(t, holding, "reader")
 			}
 			assert.Equal(t, n, rw.Readers())
 			close(release)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
@@ -24,7 +25,6 @@ import (
 // testing/synctest bubbles and code outside any.
 var (
 	sharedMu  mutex.Mutex
-	sharedN   int // guarded by sharedMu
 	sharedMu2 mutex.Mutex
 )
 
@@ -94,70 +94,18 @@ func TestSynctestMutexHeldInsideBubble(t *testing.T) {
 	assert.False(t, sharedMu2.Locked())
 }
 
-// hammerShared takes sharedMu n times, through Lock, TryLock and LockContext
-// (with contexts that another goroutine cancels, so that some waits are
-// cancelled while queued), and counts its successful acquisitions.
-func hammerShared(n int, count *atomic.Int64) {
-	for i := range n {
-		switch i % 4 {
-		case 1:
-			if !sharedMu.TryLock() {
-				continue
-			}
-		case 2:
-			ctx, cancel := context.WithCancel(context.Background())
-			go cancel()
-			if sharedMu.LockContext(ctx) != nil {
-				cancel()
-				continue
-			}
-			cancel()
-		default:
-			sharedMu.Lock()
-		}
-		sharedN++
-		count.Add(1)
-		sharedMu.Unlock()
-	}
-}
-
 // Two bubbles and goroutines outside any hammer one package-level Mutex at
 // the same time. Before waiters chose how to park, this died with a fatal
 // error in a few runs of a few hundred iterations.
 func TestSynctestMutexSharedAcrossBubbles(t *testing.T) {
-	const rounds, workers, iters = 8, 4, 2000
-	var count atomic.Int64
-	start := sharedN
-	for range rounds {
-		testutil.AcrossBubbles(t, 2, func(t *testing.T) {
-			testutil.Workers(workers, func(int) { hammerShared(iters, &count) })
-		}, workers, func() { hammerShared(iters, &count) })
-	}
-	sharedMu.Lock()
-	assert.Equal(t, int(count.Load()), sharedN-start, "every acquisition was exclusive")
-	sharedMu.Unlock()
-	assert.Zero(t, mutex.QueueLen(&sharedMu))
+	locktest.SharedAcrossBubbles(t, timedMutex, &sharedMu)
 }
 
 // After being shared, a package-level Mutex used by one bubble only parks
-// that bubble's waiters durably again: durability is decided by who can
-// wake a waiter while it waits, not by the lock's history.
+// that bubble's waiters durably again.
 func TestSynctestMutexDurableAgainAfterSharing(t *testing.T) {
-	TestSynctestMutexSharedAcrossBubbles(t)
-	synctest.Test(t, func(t *testing.T) {
-		sharedMu.Lock()
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			sharedMu.Lock()
-			sharedMu.Unlock()
-		}()
-		synctest.Wait() // returns only if the waiter is durably blocked
-		assert.Equal(t, 1, mutex.QueueLen(&sharedMu))
-		time.Sleep(time.Hour) // fake time advances while the waiter waits
-		sharedMu.Unlock()
-		<-done
-	})
+	locktest.SharedAcrossBubbles(t, timedMutex, &sharedMu)
+	locktest.DurableInOneBubble(t, timedMutex, &sharedMu)
 }
 
 // Starvation mode engages inside a bubble: the lock's clock is real time,

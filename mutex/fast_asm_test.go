@@ -5,51 +5,12 @@ package mutex
 import (
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/locksmith-go/locksmith/detect"
-	"github.com/locksmith-go/locksmith/internal/gid"
+	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 )
 
-// TestFastWordFollowsMode: the assembly's one test is the fast word, which
-// holds gid's offset except in Order mode.
-func TestFastWordFollowsMode(t *testing.T) {
-	require.NotZero(t, gid.Offset(), "gid has a fast goroutine ID on this platform")
-	settleRecheck()
-	for _, m := range []detect.Mode{detect.Off, detect.Cycles, detect.Order} {
-		restore := detect.Configure(detect.WithMode(m))
-		if m == detect.Order {
-			assert.Zero(t, fastWord.Load(), "Order mode takes the Go path")
-		} else {
-			assert.Equal(t, gid.Offset(), fastWord.Load(), m.String())
-		}
-		restore()
-	}
-	assert.Equal(t, detect.CurrentMode() != detect.Order, fastWord.Load() != 0)
-}
+// fastLock is a Mutex for the fast-path suites that mutex and monitor
+// share (only New is used).
+var fastLock = locktest.Lock{Name: "mutex", New: func() locktest.TimedLock { return new(Mutex) }}
 
-// TestAssemblyDefersToGo routes every Lock and Unlock through the Go code,
-// as a missing fast goroutine ID does, and checks that the Mutex still
-// works and still checks its owner.
-func TestAssemblyDefersToGo(t *testing.T) {
-	old := fastWord.Swap(0)
-	defer fastWord.Store(old)
-
-	var m Mutex
-	m.Lock()
-	assert.True(t, m.Owned())
-	m.Unlock()
-	assert.False(t, m.Locked())
-	assert.Panics(t, m.Unlock, "the Go path's owner check")
-	assert.False(t, m.Locked())
-}
-
-// settleRecheck makes one lock operation from a test's goroutine, which
-// ends detect's wait for go test's log (see detect's recheckEnv); until
-// then every lock operation takes the Go path, and the fast word is 0.
-func settleRecheck() {
-	var mu Mutex
-	mu.Lock()
-	mu.Unlock()
-}
+func TestFastWordFollowsMode(t *testing.T) { locktest.FastWordFollowsMode(t, &fastWord, fastLock) }
+func TestAssemblyDefersToGo(t *testing.T)  { locktest.AssemblyDefersToGo(t, &fastWord, fastLock) }

@@ -2,17 +2,17 @@ package mutex_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/condvar"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -55,8 +55,8 @@ func TestMutexOwnedAndLocked(t *testing.T) {
 		owned <- m.Owned()
 		locked <- m.Locked()
 	}()
-	assert.False(t, await(t, owned, "Owned"), "Owned from a goroutine that does not hold m")
-	assert.True(t, await(t, locked, "Locked"), "Locked from a goroutine that does not hold m")
+	assert.False(t, testutil.Await(t, owned, "Owned"), "Owned from a goroutine that does not hold m")
+	assert.True(t, testutil.Await(t, locked, "Locked"), "Locked from a goroutine that does not hold m")
 	assert.True(t, m.Owned())
 	m.Unlock()
 	assert.False(t, m.Owned())
@@ -73,15 +73,15 @@ func TestMutexLockBlocksUntilUnlock(t *testing.T) {
 		m.Unlock()
 		close(got)
 	}()
-	waitFor(t, "second Lock queued", func() bool { return mutex.QueueLen(&m) == 1 })
+	testutil.WaitFor(t, "second Lock queued", func() bool { return mutex.QueueLen(&m) == 1 })
 	select {
 	case <-got:
 		t.Fatal("Lock returned while the mutex was held")
 	default:
 	}
 	m.Unlock()
-	assert.True(t, await(t, got, "Lock after Unlock"))
-	await(t, got, "Unlock")
+	assert.True(t, testutil.Await(t, got, "Lock after Unlock"))
+	testutil.Await(t, got, "Unlock")
 	assert.False(t, m.Locked())
 	assert.Zero(t, mutex.QueueLen(&m))
 }
@@ -185,28 +185,14 @@ func TestMutexMisuse(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			forEachMode(t, func(t *testing.T) {
+			locktest.ForEachMode(t, func(t *testing.T) {
 				var m mutex.Mutex
-				self := goroutineID()
+				self := testutil.GoroutineID()
 				if tc.before == heldByMe {
 					m.Lock()
 				}
-				var v any
-				me := self
-				if tc.stranger {
-					v, me = onOther(t, func() { tc.misuse(&m) })
-				} else {
-					v = catch(func() { tc.misuse(&m) })
-				}
-				require.NotNil(t, v, "expected a panic")
-				err, ok := v.(error)
-				require.Truef(t, ok, "panic value %#v is not an error", v)
-				assert.ErrorIs(t, err, tc.sentinel)
-				for _, other := range []error{mutex.ErrRecursiveLock, mutex.ErrNotOwner, mutex.ErrNilContext} {
-					if other != tc.sentinel {
-						assert.NotErrorIs(t, err, other)
-					}
-				}
+				err, me := testutil.MisusePanic(t, tc.stranger, func() { tc.misuse(&m) })
+				testutil.ErrorIsOnly(t, err, tc.sentinel, mutex.ErrRecursiveLock, mutex.ErrNotOwner, mutex.ErrNilContext)
 				for _, s := range tc.msg(me, self) {
 					assert.Contains(t, err.Error(), s)
 				}
@@ -217,7 +203,7 @@ func TestMutexMisuse(t *testing.T) {
 				if tc.before == heldByMe {
 					assert.True(t, m.Owned(), "holder lost the mutex after a misuse panic")
 					assert.True(t, m.Locked())
-					stolen, _ := onOther(t, func() {
+					stolen, _ := testutil.OnOther(t, func() {
 						if m.TryLock() {
 							panic("TryLock succeeded on a held mutex")
 						}
@@ -242,7 +228,7 @@ func TestMutexTryLock(t *testing.T) {
 
 	other := make(chan bool)
 	go func() { other <- m.TryLock() }()
-	assert.False(t, await(t, other, "TryLock by another goroutine"), "TryLock of a mutex held by another goroutine")
+	assert.False(t, testutil.Await(t, other, "TryLock by another goroutine"), "TryLock of a mutex held by another goroutine")
 
 	m.Unlock()
 	go func() {
@@ -252,231 +238,14 @@ func TestMutexTryLock(t *testing.T) {
 		}
 		other <- ok
 	}()
-	assert.True(t, await(t, other, "TryLock after Unlock"))
+	assert.True(t, testutil.Await(t, other, "TryLock after Unlock"))
 	assert.False(t, m.Locked())
 }
 
-func TestMutexLockContext(t *testing.T) {
-	t.Run("free", func(t *testing.T) {
-		var m mutex.Mutex
-		require.NoError(t, m.LockContext(context.Background()))
-		assert.True(t, m.Owned())
-		m.Unlock()
-	})
+func TestMutexLockContext(t *testing.T) { locktest.LockContext(t, timedMutex) }
 
-	t.Run("already cancelled fails even when free", func(t *testing.T) {
-		var m mutex.Mutex
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		assert.ErrorIs(t, m.LockContext(ctx), context.Canceled)
-		assert.False(t, m.Locked())
-	})
-
-	t.Run("already expired fails even when free", func(t *testing.T) {
-		var m mutex.Mutex
-		ctx, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
-		defer cancel()
-		assert.ErrorIs(t, m.LockContext(ctx), context.DeadlineExceeded)
-		assert.False(t, m.Locked())
-	})
-
-	t.Run("waits for Unlock", func(t *testing.T) {
-		var m mutex.Mutex
-		m.Lock()
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		res := make(chan error)
-		go func() {
-			err := m.LockContext(ctx)
-			if err == nil && !m.Owned() {
-				err = errors.New("LockContext returned nil without the lock")
-			}
-			if err == nil {
-				m.Unlock()
-			}
-			res <- err
-		}()
-		waitFor(t, "LockContext queued", func() bool { return mutex.QueueLen(&m) == 1 })
-		m.Unlock()
-		assert.NoError(t, await(t, res, "LockContext"))
-		assert.False(t, m.Locked())
-	})
-
-	for _, tc := range []struct {
-		name string
-		ctx  func() (context.Context, context.CancelFunc)
-		stop func(cancel context.CancelFunc) // ends the wait
-		want error
-	}{
-		{
-			name: "cancel while queued",
-			ctx:  func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
-			stop: func(cancel context.CancelFunc) { cancel() },
-			want: context.Canceled,
-		},
-		{
-			name: "deadline while queued",
-			// The deadline is what is under test, not a synchronization:
-			// the mutex stays held until the deadline has passed.
-			ctx: func() (context.Context, context.CancelFunc) {
-				return context.WithTimeout(context.Background(), time.Millisecond)
-			},
-			stop: func(context.CancelFunc) {},
-			want: context.DeadlineExceeded,
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var m mutex.Mutex
-			m.Lock()
-			ctx, cancel := tc.ctx()
-			defer cancel()
-			type result struct {
-				err   error
-				owned bool
-			}
-			res := make(chan result)
-			go func() {
-				err := m.LockContext(ctx)
-				res <- result{err, m.Owned()}
-			}()
-			waitFor(t, "LockContext queued", func() bool { return mutex.QueueLen(&m) == 1 || ctx.Err() != nil })
-			tc.stop(cancel)
-			r := await(t, res, "LockContext")
-			assert.ErrorIs(t, r.err, tc.want)
-			assert.Equal(t, ctx.Err(), r.err, "LockContext returns ctx.Err()")
-			assert.False(t, r.owned, "failed LockContext left the caller holding m")
-			assert.True(t, m.Owned(), "failed LockContext changed the holder")
-			assert.Zero(t, mutex.QueueLen(&m), "failed LockContext left a queue entry")
-			m.Unlock()
-			assert.False(t, m.Locked())
-			require.True(t, m.TryLock())
-			m.Unlock()
-		})
-	}
-}
-
-// TestMutexLockContextCancelRacesUnlock cancels a queued LockContext at
-// the moment the holder unlocks. Whatever wins, the waiter either holds the
-// mutex with a nil error or does not hold it with ctx.Err(); a wakeup that
-// reached the cancelled waiter is handed on to the next waiter; and the
-// mutex ends free and usable.
 func TestMutexLockContextCancelRacesUnlock(t *testing.T) {
-	rounds := 500
-	if testing.Short() {
-		rounds = 100
-	}
-	var won, lost int
-	for i := range rounds {
-		var m mutex.Mutex
-		m.Lock()
-		ctx, cancel := context.WithCancel(context.Background())
-		type result struct {
-			err   error
-			owned bool
-		}
-		res := make(chan result, 1)
-		go func() {
-			err := m.LockContext(ctx)
-			r := result{err, m.Owned()}
-			if err == nil {
-				m.Unlock()
-			}
-			res <- r
-		}()
-		waitFor(t, "LockContext queued", func() bool { return mutex.QueueLen(&m) == 1 })
-
-		// Every other round, a second goroutine queues behind the first in
-		// plain Lock: it must get the mutex whatever happens to the first.
-		second := make(chan bool, 1)
-		withSecond := i%2 == 0
-		if withSecond {
-			go func() {
-				m.Lock()
-				second <- m.Owned()
-				m.Unlock()
-			}()
-			waitFor(t, "Lock queued", func() bool { return mutex.QueueLen(&m) == 2 })
-		}
-
-		go cancel()
-		if i%4 < 2 {
-			runtime.Gosched()
-		}
-		m.Unlock()
-
-		r := await(t, res, "LockContext")
-		if r.err != nil {
-			lost++
-			require.ErrorIs(t, r.err, context.Canceled)
-			require.False(t, r.owned, "round %d: LockContext failed but the caller holds m", i)
-		} else {
-			won++
-			require.True(t, r.owned, "round %d: LockContext succeeded without the lock", i)
-		}
-		if withSecond {
-			require.True(t, await(t, second, "second waiter after a cancelled first"), "round %d", i)
-		}
-		ctx2, cancel2 := context.WithTimeout(context.Background(), liveness)
-		require.NoError(t, m.LockContext(ctx2), "round %d: mutex not free after the race", i)
-		cancel2()
-		m.Unlock()
-		require.Zero(t, mutex.QueueLen(&m))
-		cancel()
-	}
-	t.Logf("LockContext won %d rounds, cancellation won %d", won, lost)
-}
-
-// hammer runs goroutines goroutines, each taking m iters times through
-// lock, on GOMAXPROCS procs, and checks mutual exclusion with plain,
-// unsynchronized variables: the race detector reports any overlap of two
-// critical sections, and without it the counts catch lost updates.
-func hammer(t *testing.T, procs, goroutines, iters int, lock func(m *mutex.Mutex, g, i int)) {
-	t.Helper()
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-	var (
-		m       mutex.Mutex
-		counter int  // guarded by m
-		inside  bool // guarded by m
-		overlap int  // guarded by m
-		wg      sync.WaitGroup
-	)
-	start := make(chan struct{})
-	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// A panic from lock (it holds nothing then) fails the test
-			// instead of killing the test binary; the other goroutines
-			// finish their rounds.
-			defer func() {
-				if v := recover(); v != nil {
-					t.Errorf("goroutine %d: lock panicked: %v", g, v)
-				}
-			}()
-			<-start
-			for i := range iters {
-				lock(&m, g, i)
-				if inside {
-					overlap++
-				}
-				inside = true
-				counter++
-				inside = false
-				m.Unlock()
-			}
-		}()
-	}
-	close(start)
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	await(t, done, "hammer")
-	if t.Failed() {
-		return
-	}
-	assert.Equal(t, goroutines*iters, counter)
-	assert.Zero(t, overlap)
-	assert.False(t, m.Locked())
-	assert.Zero(t, mutex.QueueLen(&m))
+	locktest.LockContextCancelRacesUnlock(t, timedMutex)
 }
 
 func TestMutexHammer(t *testing.T) {
@@ -504,12 +273,12 @@ func TestMutexHammer(t *testing.T) {
 		{1, 4}, {2, 2}, {2, 8}, {4, 16},
 	} {
 		t.Run(fmt.Sprintf("procs=%d/goroutines=%d", tc.procs, tc.goroutines), func(t *testing.T) {
-			hammer(t, tc.procs, tc.goroutines, iters, lock)
+			locktest.Hammer(t, timedMutex, tc.procs, tc.goroutines, iters, lock)
 		})
 	}
 	// The detector's bookkeeping under contention, in every mode.
 	t.Run("modes/procs=2/goroutines=8", func(t *testing.T) {
-		forEachMode(t, func(t *testing.T) { hammer(t, 2, 8, iters/5, lock) })
+		locktest.ForEachMode(t, func(t *testing.T) { locktest.Hammer(t, timedMutex, 2, 8, iters/5, lock) })
 	})
 }
 

@@ -5,7 +5,7 @@ package mutex_test
 import (
 	"testing"
 
-	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
@@ -13,7 +13,7 @@ import (
 // testing/synctest bubbles and code outside any.
 var sharedRW mutex.RWMutex
 
-var sharedRWLock = testutil.RWBubbleLock{
+var sharedRWLock = locktest.RWBubbleLock{
 	L:         &sharedRW,
 	Reentrant: false,
 	Queues:    func() (int, int) { return mutex.RWQueues(&sharedRW) },
@@ -23,32 +23,32 @@ var sharedRWLock = testutil.RWBubbleLock{
 // Readers outside any bubble and a writer in one wake each other without
 // the runtime's fatal error.
 func TestSynctestRWMutexReadersOutsideWriterInside(t *testing.T) {
-	testutil.RWReadersOutsideWriterInside(t, sharedRWLock)
+	locktest.RWReadersOutsideWriterInside(t, sharedRWLock)
 }
 
 // Writers outside any bubble and a reader in one wake each other without
 // the runtime's fatal error.
 func TestSynctestRWMutexWriterOutsideReadersInside(t *testing.T) {
-	testutil.RWWriterOutsideReadersInside(t, sharedRWLock)
+	locktest.RWWriterOutsideReadersInside(t, sharedRWLock)
 }
 
 // A bubble's reader and writer waiting (not durably) for goroutines
 // outside can be cancelled, and the lock stays usable.
 func TestSynctestRWMutexNonDurableWaitsCancelled(t *testing.T) {
-	testutil.RWNonDurableWaitsCancelled(t, sharedRWLock)
+	locktest.RWNonDurableWaitsCancelled(t, sharedRWLock)
 }
 
 // Two bubbles and goroutines outside any hammer one package-level RWMutex
 // at the same time: nothing dies or hangs, and writers stay exclusive.
 func TestSynctestRWMutexSharedAcrossBubbles(t *testing.T) {
-	testutil.RWSharedAcrossBubbles(t, sharedRWLock, 32, 4, 2000)
+	locktest.RWSharedAcrossBubbles(t, sharedRWLock, 32, 4, 2000)
 }
 
 // After being shared (as in the tests above, then hammered), the RWMutex used by one bubble only parks that
 // bubble's readers and writers durably again.
 func TestSynctestRWMutexDurableAgainAfterSharing(t *testing.T) {
-	testutil.RWReadersOutsideWriterInside(t, sharedRWLock)
-	testutil.RWWriterOutsideReadersInside(t, sharedRWLock)
-	testutil.RWSharedAcrossBubbles(t, sharedRWLock, 2, 4, 1000)
-	testutil.RWDurableInOneBubble(t, sharedRWLock)
+	locktest.RWReadersOutsideWriterInside(t, sharedRWLock)
+	locktest.RWWriterOutsideReadersInside(t, sharedRWLock)
+	locktest.RWSharedAcrossBubbles(t, sharedRWLock, 2, 4, 1000)
+	locktest.RWDurableInOneBubble(t, sharedRWLock)
 }

@@ -3,29 +3,30 @@ package mutex_test
 import (
 	"testing"
 
+	"github.com/locksmith-go/locksmith/internal/fuzzmodel"
 	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
 // FuzzRWMutex checks RWMutex against a model of its semantics: every
 // operation's result or panic, who waits where, and who goes next (see
-// internal/testutil/rwfuzz.go). Run longer with
+// internal/fuzzmodel/rw.go). Run longer with
 //
 //	go test -run '^$' -fuzz '^FuzzRWMutex$' -fuzztime 100000x ./mutex
 func FuzzRWMutex(f *testing.F) {
 	for _, seed := range rwFuzzSeeds {
 		f.Add(seed)
 	}
-	spec := testutil.RWFuzzLock{
-		New: func() testutil.RWFuzzTarget { return new(mutex.RWMutex) },
-		Queues: func(l testutil.RWFuzzTarget) (int, int) {
+	spec := fuzzmodel.RWFuzzLock{
+		New: func() testutil.RWLock { return new(mutex.RWMutex) },
+		Queues: func(l testutil.RWLock) (int, int) {
 			return mutex.RWQueues(l.(*mutex.RWMutex))
 		},
-		Draining:  func(l testutil.RWFuzzTarget) bool { return mutex.RWDraining(l.(*mutex.RWMutex)) },
+		Draining:  func(l testutil.RWLock) bool { return mutex.RWDraining(l.(*mutex.RWMutex)) },
 		Recursive: mutex.ErrRecursiveLock,
 		NotOwner:  mutex.ErrNotOwner,
 	}
-	f.Fuzz(func(t *testing.T, data []byte) { testutil.RWFuzz(t, spec, data) })
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzmodel.RWFuzz(t, spec, data) })
 }
 
 // Seeds: op + 9*worker (ops: Lock, RLock, Unlock, RUnlock, TryLock,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
@@ -158,31 +159,17 @@ func TestRWMutexMisuse(t *testing.T) {
 			msg: func(me, _ int64) []string { return []string{"holds no read lock", fmt.Sprintf("goroutine %d", me)} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			forEachMode(t, func(t *testing.T) {
+			locktest.ForEachMode(t, func(t *testing.T) {
 				var rw mutex.RWMutex
-				self := goroutineID()
+				self := testutil.GoroutineID()
 				switch tc.before {
 				case write:
 					rw.Lock()
 				case read:
 					rw.RLock()
 				}
-				var v any
-				me := self
-				if tc.stranger {
-					v, me = onOther(t, func() { tc.misuse(&rw) })
-				} else {
-					v = catch(func() { tc.misuse(&rw) })
-				}
-				require.NotNil(t, v, "expected a panic")
-				err, ok := v.(error)
-				require.Truef(t, ok, "panic value %#v is not an error", v)
-				assert.ErrorIs(t, err, tc.sentinel)
-				for _, other := range []error{mutex.ErrRecursiveLock, mutex.ErrNotOwner, mutex.ErrNilContext} {
-					if other != tc.sentinel {
-						assert.NotErrorIs(t, err, other)
-					}
-				}
+				err, me := testutil.MisusePanic(t, tc.stranger, func() { tc.misuse(&rw) })
+				testutil.ErrorIsOnly(t, err, tc.sentinel, mutex.ErrRecursiveLock, mutex.ErrNotOwner, mutex.ErrNilContext)
 				for _, s := range tc.msg(me, self) {
 					assert.Contains(t, err.Error(), s)
 				}
@@ -228,13 +215,13 @@ func TestRWMutexRecursiveRLockWithWriterWaiting(t *testing.T) {
 		rw.Unlock()
 		close(got)
 	}()
-	waitFor(t, "writer draining", func() bool { return mutex.RWDraining(&rw) })
-	v := catch(rw.RLock)
+	testutil.WaitFor(t, "writer draining", func() bool { return mutex.RWDraining(&rw) })
+	v := testutil.Catch(rw.RLock)
 	require.NotNil(t, v)
 	assert.ErrorIs(t, v.(error), mutex.ErrRecursiveLock)
 	assert.Contains(t, v.(error).Error(), "recursive read locking")
 	rw.RUnlock()
-	await(t, got, "writer after the reader unwound")
+	testutil.Await(t, got, "writer after the reader unwound")
 }
 
 // TestRWMutexWriterPreference: while a writer waits for a reader, a new
@@ -251,9 +238,9 @@ func TestRWMutexWriterPreference(t *testing.T) {
 		<-w1
 		rw.Unlock()
 	}()
-	waitFor(t, "writer draining", func() bool { return mutex.RWDraining(&rw) })
+	testutil.WaitFor(t, "writer draining", func() bool { return mutex.RWDraining(&rw) })
 
-	tryR, _ := onOther(t, func() {
+	tryR, _ := testutil.OnOther(t, func() {
 		if rw.TryRLock() {
 			panic("TryRLock succeeded while a writer waits")
 		}
@@ -266,9 +253,9 @@ func TestRWMutexWriterPreference(t *testing.T) {
 		<-r2done
 		rw.RUnlock()
 	}()
-	waitFor(t, "second reader queued", func() bool { _, r := mutex.RWQueues(&rw); return r == 1 })
+	testutil.WaitFor(t, "second reader queued", func() bool { _, r := mutex.RWQueues(&rw); return r == 1 })
 	rw.RUnlock()
-	assert.Equal(t, "w1", await(t, order, "writer"))
+	assert.Equal(t, "w1", testutil.Await(t, order, "writer"))
 
 	// A second writer queues behind w1; the reader queued before it goes
 	// first when w1 unlocks.
@@ -279,25 +266,25 @@ func TestRWMutexWriterPreference(t *testing.T) {
 		rw.Unlock()
 		close(w2done)
 	}()
-	waitFor(t, "second writer queued", func() bool { w, _ := mutex.RWQueues(&rw); return w == 1 })
+	testutil.WaitFor(t, "second writer queued", func() bool { w, _ := mutex.RWQueues(&rw); return w == 1 })
 	close(w1)
-	assert.Equal(t, "r2", await(t, order, "queued reader"))
-	waitFor(t, "second writer draining", func() bool { return mutex.RWDraining(&rw) })
+	assert.Equal(t, "r2", testutil.Await(t, order, "queued reader"))
+	testutil.WaitFor(t, "second writer draining", func() bool { return mutex.RWDraining(&rw) })
 	close(r2done)
-	assert.Equal(t, "w2", await(t, order, "second writer"))
-	await(t, w2done, "second writer done")
+	assert.Equal(t, "w2", testutil.Await(t, order, "second writer"))
+	testutil.Await(t, w2done, "second writer done")
 	assert.False(t, rw.Locked())
 	assert.Zero(t, rw.Readers())
 }
 
 func TestRWMutexLockContextCancelledWhileDraining(t *testing.T) {
-	forEachMode(t, func(t *testing.T) {
+	locktest.ForEachMode(t, func(t *testing.T) {
 		var rw mutex.RWMutex
 		rw.RLock()
 		ctx, cancel := context.WithCancel(context.Background())
 		res := make(chan error, 1)
 		go func() { res <- rw.LockContext(ctx) }()
-		waitFor(t, "writer draining", func() bool { return mutex.RWDraining(&rw) })
+		testutil.WaitFor(t, "writer draining", func() bool { return mutex.RWDraining(&rw) })
 		// A reader queues behind the writer; the writer's cancellation
 		// must let it in.
 		rdone := make(chan struct{})
@@ -306,10 +293,10 @@ func TestRWMutexLockContextCancelledWhileDraining(t *testing.T) {
 			rw.RUnlock()
 			close(rdone)
 		}()
-		waitFor(t, "reader queued", func() bool { _, r := mutex.RWQueues(&rw); return r == 1 })
+		testutil.WaitFor(t, "reader queued", func() bool { _, r := mutex.RWQueues(&rw); return r == 1 })
 		cancel()
-		assert.ErrorIs(t, await(t, res, "LockContext"), context.Canceled)
-		await(t, rdone, "reader let in after the writer gave up")
+		assert.ErrorIs(t, testutil.Await(t, res, "LockContext"), context.Canceled)
+		testutil.Await(t, rdone, "reader let in after the writer gave up")
 		assert.False(t, rw.Locked())
 		assert.True(t, rw.ReadOwned())
 		rw.RUnlock()
@@ -319,7 +306,7 @@ func TestRWMutexLockContextCancelledWhileDraining(t *testing.T) {
 }
 
 func TestRWMutexRLockContextCancelledWhileQueued(t *testing.T) {
-	forEachMode(t, func(t *testing.T) {
+	locktest.ForEachMode(t, func(t *testing.T) {
 		var rw mutex.RWMutex
 		rw.Lock()
 		ctx, cancel := context.WithCancel(context.Background())
@@ -331,9 +318,9 @@ func TestRWMutexRLockContextCancelledWhileQueued(t *testing.T) {
 			}
 			res <- err
 		}()
-		waitFor(t, "reader queued", func() bool { _, r := mutex.RWQueues(&rw); return r == 1 })
+		testutil.WaitFor(t, "reader queued", func() bool { _, r := mutex.RWQueues(&rw); return r == 1 })
 		cancel()
-		assert.ErrorIs(t, await(t, res, "RLockContext"), context.Canceled)
+		assert.ErrorIs(t, testutil.Await(t, res, "RLockContext"), context.Canceled)
 		_, r := mutex.RWQueues(&rw)
 		assert.Zero(t, r)
 		assert.Zero(t, rw.Readers())
@@ -371,13 +358,13 @@ func TestRWMutexParallelReaders(t *testing.T) {
 				}()
 			}
 			for range n {
-				await(t, holding, "reader holding")
+				testutil.Await(t, holding, "reader holding")
 			}
 			assert.Equal(t, n, rw.Readers())
 			assert.False(t, rw.TryLock())
 			close(release)
 			for range n {
-				await(t, done, "reader done")
+				testutil.Await(t, done, "reader done")
 			}
 			assert.Zero(t, rw.Readers())
 			assert.False(t, mutex.RWOverflowAllocated(&rw), "overflow map returned")
@@ -476,8 +463,8 @@ func TestRWMutexRLockerPingPong(t *testing.T) {
 		inside.Add(-1)
 		rw.Unlock()
 	}
-	await(t, done, "reader")
-	v := catch(rl.Unlock)
+	testutil.Await(t, done, "reader")
+	v := testutil.Catch(rl.Unlock)
 	require.NotNil(t, v)
 	assert.ErrorIs(t, v.(error), mutex.ErrNotOwner, "RLocker().Unlock without a read lock")
 }
@@ -498,10 +485,10 @@ func TestRWMutexCond(t *testing.T) {
 			panic("Wait returned without the write lock")
 		}
 	}()
-	waitFor(t, "waiter", func() bool { rw.Lock(); defer rw.Unlock(); return c.Waiters() == 1 })
+	testutil.WaitFor(t, "waiter", func() bool { rw.Lock(); defer rw.Unlock(); return c.Waiters() == 1 })
 	// A wait needs the write lock: a reader does not hold the condition's lock.
 	rw.RLock()
-	v := catch(c.Wait)
+	v := testutil.Catch(c.Wait)
 	rw.RUnlock()
 	require.NotNil(t, v)
 	assert.ErrorIs(t, v.(error), condvar.ErrNotOwner)
@@ -510,9 +497,9 @@ func TestRWMutexCond(t *testing.T) {
 	ready = true
 	c.Signal()
 	rw.Unlock()
-	await(t, done, "waiter woken")
+	testutil.Await(t, done, "waiter woken")
 
-	v = catch(func() { condvar.New(rw.RLocker()) })
+	v = testutil.Catch(func() { condvar.New(rw.RLocker()) })
 	require.NotNil(t, v, "a Cond on the read side")
 	err := v.(error)
 	assert.ErrorIs(t, err, condvar.ErrReadLocker)
@@ -560,11 +547,11 @@ func TestRWMutexRecursiveReadDisplaced(t *testing.T) {
 	rw.RLock() // displaced
 	release()
 	assert.Equal(t, 1, rw.Readers())
-	err, _ := catch(rw.RLock).(error)
+	err, _ := testutil.Catch(rw.RLock).(error)
 	require.ErrorIs(t, err, mutex.ErrRecursiveLock)
 	assert.Contains(t, err.Error(), "recursive read locking")
 	assert.Equal(t, 1, rw.Readers(), "the refused RLock took no slot")
-	v, _ := onOther(t, func() { rw.RLock(); rw.RUnlock() })
+	v, _ := testutil.OnOther(t, func() { rw.RLock(); rw.RUnlock() })
 	assert.Nil(t, v, "another reader beside the displaced one")
 	rw.RUnlock()
 	assert.Zero(t, rw.Readers())

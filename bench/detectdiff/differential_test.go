@@ -18,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -102,7 +104,7 @@ func useGoDeadlock(t *testing.T, timeout time.Duration, order bool) *gdHarness {
 // waitHits waits until go-deadlock has reported n times.
 func (h *gdHarness) waitHits(t testing.TB, n int) {
 	t.Helper()
-	timer := time.NewTimer(liveness)
+	timer := time.NewTimer(testutil.Liveness)
 	defer timer.Stop()
 	for int(h.hits.Load()) < n {
 		select {
@@ -353,13 +355,13 @@ func gdLockOrder(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
 	var a deadlock.RWMutex
 	var b deadlock.Mutex
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		a.Lock()
 		b.Lock()
 		b.Unlock()
 		a.Unlock()
 	})
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		b.Lock()
 		a.RLock()
 		a.RUnlock()
@@ -372,7 +374,7 @@ func gdTryLockOrder(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
 	var a deadlock.RWMutex
 	var b deadlock.Mutex
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		if a.TryLock() {
 			if b.TryLock() {
 				b.Unlock()
@@ -380,7 +382,7 @@ func gdTryLockOrder(t *testing.T) int {
 			a.Unlock()
 		}
 	})
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		b.Lock()
 		a.RLock()
 		a.RUnlock()
@@ -425,13 +427,13 @@ func gdHardDeadlock(try bool) func(t *testing.T) int {
 		} else {
 			mu.Lock()
 		}
-		w := spawn(func() {
+		w := testutil.Spawn(func() {
 			mu.Lock()
 			defer mu.Unlock()
 		})
 		h.waitHits(t, 1)
 		mu.Unlock()
-		require.Nil(t, w.wait(t))
+		require.Nil(t, w.Wait(t))
 		return h.count()
 	}
 }
@@ -443,7 +445,7 @@ func gdNormalDeadlockDetection(t *testing.T) int {
 	mu.Unlock()
 	mu.Lock()
 	done := make(chan bool, 1)
-	w := spawn(func() {
+	w := testutil.Spawn(func() {
 		mu.Lock()
 		done <- true
 		mu.Unlock()
@@ -451,7 +453,7 @@ func gdNormalDeadlockDetection(t *testing.T) int {
 	h.waitHits(t, 1)
 	mu.Unlock()
 	<-done
-	require.Nil(t, w.wait(t))
+	require.Nil(t, w.Wait(t))
 	return h.count()
 }
 
@@ -466,20 +468,20 @@ func gdTwoWaiters(try bool) func(t *testing.T) int {
 		} else {
 			a.RLock()
 		}
-		writer := spawn(func() {
+		writer := testutil.Spawn(func() {
 			a.Lock()
 			defer a.Unlock()
 		})
-		waitState(t, writer.ID(t), "sync.(*RWMutex).Lock")
-		reader := spawn(func() {
+		testutil.WaitState(t, writer.ID(t), "sync.(*RWMutex).Lock")
+		reader := testutil.Spawn(func() {
 			a.RLock()
 			defer a.RUnlock()
 		})
-		waitState(t, reader.ID(t), "sync.(*RWMutex).RLock")
+		testutil.WaitState(t, reader.ID(t), "sync.(*RWMutex).RLock")
 		h.waitHits(t, 2)
 		a.RUnlock()
-		require.Nil(t, writer.wait(t))
-		require.Nil(t, reader.wait(t))
+		require.Nil(t, writer.Wait(t))
+		require.Nil(t, reader.Wait(t))
 		return h.count()
 	}
 }
@@ -488,24 +490,24 @@ func gdStarved(t *testing.T) int {
 	h := useGoDeadlock(t, 20*time.Millisecond, false)
 	var a deadlock.RWMutex
 	a.RLock()
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		a.RLock()
 		a.RUnlock()
 	})
-	writer := spawn(func() {
+	writer := testutil.Spawn(func() {
 		a.Lock()
 		defer a.Unlock()
 	})
-	waitState(t, writer.ID(t), "sync.(*RWMutex).Lock")
-	reader := spawn(func() {
+	testutil.WaitState(t, writer.ID(t), "sync.(*RWMutex).Lock")
+	reader := testutil.Spawn(func() {
 		a.RLock()
 		defer a.RUnlock()
 	})
-	waitState(t, reader.ID(t), "sync.(*RWMutex).RLock")
+	testutil.WaitState(t, reader.ID(t), "sync.(*RWMutex).RLock")
 	h.waitHits(t, 2)
 	a.RUnlock()
-	require.Nil(t, writer.wait(t))
-	require.Nil(t, reader.wait(t))
+	require.Nil(t, writer.Wait(t))
+	require.Nil(t, reader.Wait(t))
 	return h.count()
 }
 
@@ -547,13 +549,13 @@ func gdShortWait(t *testing.T) int {
 	h := useGoDeadlock(t, 10*time.Second, false)
 	var mu deadlock.Mutex
 	mu.Lock()
-	w := spawn(func() {
+	w := testutil.Spawn(func() {
 		mu.Lock()
 		mu.Unlock()
 	})
-	waitState(t, w.ID(t), "sync.(*Mutex).Lock")
+	testutil.WaitState(t, w.ID(t), "sync.(*Mutex).Lock")
 	mu.Unlock()
-	require.Nil(t, w.wait(t))
+	require.Nil(t, w.Wait(t))
 	return h.count()
 }
 
@@ -565,7 +567,7 @@ func gdLockDuplicate(try bool) func(t *testing.T) int {
 		h := useGoDeadlock(t, 0, true)
 		var a deadlock.RWMutex
 		var b deadlock.Mutex
-		w1 := spawn(func() {
+		w1 := testutil.Spawn(func() {
 			if try {
 				if !a.TryRLock() {
 					panic("TryRLock failed")
@@ -576,7 +578,7 @@ func gdLockDuplicate(try bool) func(t *testing.T) int {
 			a.Lock() // reported; blocks until the test's RUnlock
 			a.Unlock()
 		})
-		w2 := spawn(func() {
+		w2 := testutil.Spawn(func() {
 			if try {
 				if !b.TryLock() {
 					panic("TryLock failed")
@@ -590,8 +592,8 @@ func gdLockDuplicate(try bool) func(t *testing.T) int {
 		h.waitHits(t, 2)
 		a.RUnlock()
 		b.Unlock()
-		require.Nil(t, w1.wait(t))
-		require.Nil(t, w2.wait(t))
+		require.Nil(t, w1.Wait(t))
+		require.Nil(t, w2.Wait(t))
 		return h.count()
 	}
 }
@@ -612,7 +614,7 @@ type gdHeavy struct {
 
 func gdOrderMapGC(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
-	before := baseline()
+	before := testutil.HeapBaseline()
 	var anchor deadlock.Mutex
 	for i := range 50 {
 		s := &gdHeavy{}
@@ -622,7 +624,7 @@ func gdOrderMapGC(t *testing.T) int {
 		s.Unlock()
 		anchor.Unlock()
 	}
-	mib := retainedMiB(before)
+	mib := testutil.RetainedMiB(before)
 	t.Logf("go-deadlock retains %.1f MiB of 50", mib)
 	if mib > 20 {
 		return h.count() + 1
@@ -640,9 +642,9 @@ func gdCycle(n int) func(t *testing.T) int {
 		locks := make([]deadlock.Mutex, n)
 		held := make(chan struct{}, n)
 		goOn := make(chan struct{})
-		procs := make([]*proc, n)
+		procs := make([]*testutil.Proc, n)
 		for i := range procs {
-			procs[i] = spawn(func() {
+			procs[i] = testutil.Spawn(func() {
 				locks[i].Lock()
 				held <- struct{}{}
 				<-goOn
@@ -654,16 +656,16 @@ func gdCycle(n int) func(t *testing.T) int {
 			})
 		}
 		for range n {
-			await(t, held, "lock held")
+			testutil.Await(t, held, "lock held")
 		}
 		close(goOn)
 		for _, p := range procs {
-			waitState(t, p.ID(t), "sync.(*Mutex).Lock")
+			testutil.WaitState(t, p.ID(t), "sync.(*Mutex).Lock")
 		}
 		got := h.count() // go-deadlock checks before blocking: final
 		locks[0].Unlock()
 		for _, p := range procs {
-			require.Nil(t, p.wait(t))
+			require.Nil(t, p.Wait(t))
 		}
 		return got
 	}
@@ -672,9 +674,9 @@ func gdCycle(n int) func(t *testing.T) int {
 func gdThreeLockOrder(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
 	var a, b, c deadlock.Mutex
-	onGoroutine(t, func() { lockPair(&a, &b) })
-	onGoroutine(t, func() { lockPair(&b, &c) })
-	onGoroutine(t, func() { lockPair(&c, &a) })
+	testutil.OnOtherOK(t, func() { lockPair(&a, &b) })
+	testutil.OnOtherOK(t, func() { lockPair(&b, &c) })
+	testutil.OnOtherOK(t, func() { lockPair(&c, &a) })
 	return h.count()
 }
 
@@ -685,11 +687,11 @@ func gdHiddenHolderOrder(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
 	var a, b deadlock.Mutex
 	a.Lock()
-	onGoroutine(t, func() { assert.False(t, a.TryLock()) })
+	testutil.OnOtherOK(t, func() { assert.False(t, a.TryLock()) })
 	b.Lock()
 	b.Unlock()
 	a.Unlock()
-	onGoroutine(t, func() { lockPair(&b, &a) })
+	testutil.OnOtherOK(t, func() { lockPair(&b, &a) })
 	return h.count()
 }
 
@@ -715,14 +717,14 @@ func goDeadlockHiddenHolderChild(t *testing.T) {
 	h := setGoDeadlock(20*time.Millisecond, true) // never restored: this process ends
 	var mu, clock deadlock.Mutex
 	mu.Lock()
-	onGoroutine(t, func() { assert.False(t, mu.TryLock()) })
-	w := spawn(func() {
+	testutil.OnOtherOK(t, func() { assert.False(t, mu.TryLock()) })
+	w := testutil.Spawn(func() {
 		mu.Lock()
 		mu.Unlock()
 	})
-	waitState(t, w.ID(t), "sync.(*Mutex).Lock")
+	testutil.WaitState(t, w.ID(t), "sync.(*Mutex).Lock")
 	clock.Lock()
-	w2 := spawn(func() {
+	w2 := testutil.Spawn(func() {
 		clock.Lock()
 		clock.Unlock()
 	})
@@ -732,15 +734,15 @@ func goDeadlockHiddenHolderChild(t *testing.T) {
 	require.Contains(t, log, fmt.Sprintf("lock %p\n", &clock), "the clock's report")
 	clock.Unlock()
 	mu.Unlock()
-	require.Nil(t, w.wait(t))
-	require.Nil(t, w2.wait(t))
+	require.Nil(t, w.Wait(t))
+	require.Nil(t, w2.Wait(t))
 	fmt.Fprintf(os.Stdout, "reports=%d\n", aboutMu)
 }
 
 func gdReentry(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
 	var a deadlock.RWMutex
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		a.RLock()
 		a.RLock()
 		a.RUnlock()
@@ -753,8 +755,8 @@ func gdReentry(t *testing.T) int {
 
 // lsConfigure is configure in Order mode (go-deadlock's default checks
 // both lock order and waits) with the given wait timeout (0 for none).
-func lsConfigure(t *testing.T, wait time.Duration) *recorder {
-	return configure(t, detect.WithMode(detect.Order), detect.WithWaitTimeout(wait))
+func lsConfigure(t *testing.T, wait time.Duration) *detecttest.Recorder {
+	return detecttest.Configure(t, detect.WithMode(detect.Order), detect.WithWaitTimeout(wait))
 }
 
 func lsNoDeadlocks(t *testing.T) int {
@@ -780,7 +782,7 @@ func lsNoDeadlocks(t *testing.T) int {
 		}
 	}
 	wg.Wait()
-	return len(rec.all())
+	return len(rec.All())
 }
 
 func lsTryLockNoDeadlocks(t *testing.T) int {
@@ -807,22 +809,22 @@ func lsTryLockNoDeadlocks(t *testing.T) int {
 		}()
 	}
 	wg.Wait()
-	return len(rec.all())
+	return len(rec.All())
 }
 
 func lsLockOrder(t *testing.T) int {
 	rec := lsConfigure(t, 0)
-	a, b := named("monitor", "a"), named("mutex", "b")
-	onGoroutine(t, func() { lockPair(a, b) })
-	onGoroutine(t, func() { lockPair(b, a) })
-	assert.Len(t, rec.all(detect.LockOrder), len(rec.all()))
-	return len(rec.all())
+	a, b := detecttest.Named("monitor", "a"), detecttest.Named("mutex", "b")
+	testutil.OnOtherOK(t, func() { lockPair(a, b) })
+	testutil.OnOtherOK(t, func() { lockPair(b, a) })
+	assert.Len(t, rec.All(detect.LockOrder), len(rec.All()))
+	return len(rec.All())
 }
 
 func lsTryLockOrder(t *testing.T) int {
 	rec := lsConfigure(t, 0)
-	a, b := named("monitor", "a").(*monitor.Monitor), named("mutex", "b").(*mutex.Mutex)
-	onGoroutine(t, func() {
+	a, b := detecttest.Named("monitor", "a").(*monitor.Monitor), detecttest.Named("mutex", "b").(*mutex.Mutex)
+	testutil.OnOtherOK(t, func() {
 		if a.TryLock() {
 			if b.TryLock() {
 				b.Unlock()
@@ -830,13 +832,13 @@ func lsTryLockOrder(t *testing.T) int {
 			a.Unlock()
 		}
 	})
-	onGoroutine(t, func() { lockPair(b, a) })
-	return len(rec.all())
+	testutil.OnOtherOK(t, func() { lockPair(b, a) })
+	return len(rec.All())
 }
 
 func lsConcurrentLockOrder(t *testing.T) int {
 	rec := lsConfigure(t, 0)
-	a, b := named("mutex", "a"), named("mutex", "b")
+	a, b := detecttest.Named("mutex", "a"), detecttest.Named("mutex", "b")
 	lockPair(a, b)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -852,19 +854,19 @@ func lsConcurrentLockOrder(t *testing.T) int {
 	}
 	close(start)
 	wg.Wait()
-	assert.Len(t, rec.all(detect.LockOrder), len(rec.all()))
-	return len(rec.all())
+	assert.Len(t, rec.All(detect.LockOrder), len(rec.All()))
+	return len(rec.All())
 }
 
 // checkWaitReports checks that every report is a WaitTimeout naming the
 // holder.
-func checkWaitReports(t *testing.T, rec *recorder, holder int64) {
+func checkWaitReports(t *testing.T, rec *detecttest.Recorder, holder int64) {
 	t.Helper()
-	for _, r := range rec.all() {
+	for _, r := range rec.All() {
 		require.Equal(t, detect.WaitTimeout, r.Kind, "%s", r)
 		require.Len(t, r.Steps, 2, "%s", r)
 		assert.Equal(t, holder, r.Steps[1].Goroutine, "the holder")
-		_, ok := ownFrame(r.Steps[1].Stack)
+		_, ok := detecttest.OwnFrame(r.Steps[1].Stack, ownPrefix)
 		assert.True(t, ok, "the holder's stack")
 	}
 }
@@ -878,15 +880,15 @@ func lsHardDeadlock(try bool) func(t *testing.T) int {
 		} else {
 			mu.Lock()
 		}
-		w := spawn(func() {
+		w := testutil.Spawn(func() {
 			mu.Lock()
 			defer mu.Unlock()
 		})
-		rec.waitN(t, detect.WaitTimeout, 1)
+		rec.WaitN(t, detect.WaitTimeout, 1)
 		mu.Unlock()
-		require.Nil(t, w.wait(t))
-		checkWaitReports(t, rec, goroutineID())
-		return len(rec.all())
+		require.Nil(t, w.Wait(t))
+		checkWaitReports(t, rec, testutil.GoroutineID())
+		return len(rec.All())
 	}
 }
 
@@ -897,17 +899,17 @@ func lsNormalDeadlockDetection(t *testing.T) int {
 	mu.Unlock()
 	mu.Lock()
 	done := make(chan bool, 1)
-	w := spawn(func() {
+	w := testutil.Spawn(func() {
 		mu.Lock()
 		done <- true
 		mu.Unlock()
 	})
-	rec.waitN(t, detect.WaitTimeout, 1)
+	rec.WaitN(t, detect.WaitTimeout, 1)
 	mu.Unlock()
 	<-done
-	require.Nil(t, w.wait(t))
-	checkWaitReports(t, rec, goroutineID())
-	return len(rec.all())
+	require.Nil(t, w.Wait(t))
+	checkWaitReports(t, rec, testutil.GoroutineID())
+	return len(rec.All())
 }
 
 func lsTwoWaiters(try bool) func(t *testing.T) int {
@@ -919,21 +921,21 @@ func lsTwoWaiters(try bool) func(t *testing.T) int {
 		} else {
 			mu.Lock()
 		}
-		w1 := spawn(func() {
+		w1 := testutil.Spawn(func() {
 			mu.Lock()
 			defer mu.Unlock()
 		})
-		waitParked(t, &mu, w1.ID(t))
-		w2 := spawn(func() {
+		detecttest.WaitParked(t, &mu, w1.ID(t))
+		w2 := testutil.Spawn(func() {
 			mu.Lock()
 			defer mu.Unlock()
 		})
-		rec.waitN(t, detect.WaitTimeout, 2)
+		rec.WaitN(t, detect.WaitTimeout, 2)
 		mu.Unlock()
-		require.Nil(t, w1.wait(t))
-		require.Nil(t, w2.wait(t))
-		checkWaitReports(t, rec, goroutineID())
-		return len(rec.all())
+		require.Nil(t, w1.Wait(t))
+		require.Nil(t, w2.Wait(t))
+		checkWaitReports(t, rec, testutil.GoroutineID())
+		return len(rec.All())
 	}
 }
 
@@ -947,22 +949,22 @@ func lsStarved(t *testing.T) int {
 	mon.Lock()
 	mon.Lock()
 	mon.Unlock()
-	onGoroutine(t, func() { assert.False(t, mon.TryLock()) })
-	w1 := spawn(func() {
+	testutil.OnOtherOK(t, func() { assert.False(t, mon.TryLock()) })
+	w1 := testutil.Spawn(func() {
 		mon.Lock()
 		defer mon.Unlock()
 	})
-	waitParked(t, &mon, w1.ID(t))
-	w2 := spawn(func() {
+	detecttest.WaitParked(t, &mon, w1.ID(t))
+	w2 := testutil.Spawn(func() {
 		mon.Lock()
 		defer mon.Unlock()
 	})
-	rec.waitN(t, detect.WaitTimeout, 2)
+	rec.WaitN(t, detect.WaitTimeout, 2)
 	mon.Unlock()
-	require.Nil(t, w1.wait(t))
-	require.Nil(t, w2.wait(t))
-	checkWaitReports(t, rec, goroutineID())
-	return len(rec.all())
+	require.Nil(t, w1.Wait(t))
+	require.Nil(t, w2.Wait(t))
+	checkWaitReports(t, rec, testutil.GoroutineID())
+	return len(rec.All())
 }
 
 func lsManyReaders(t *testing.T) int {
@@ -993,21 +995,21 @@ func lsManyReaders(t *testing.T) int {
 		}()
 	}
 	wg.Wait()
-	return len(rec.all())
+	return len(rec.All())
 }
 
 func lsShortWait(t *testing.T) int {
 	rec := lsConfigure(t, 10*time.Second)
 	var mu mutex.Mutex
 	mu.Lock()
-	w := spawn(func() {
+	w := testutil.Spawn(func() {
 		mu.Lock()
 		mu.Unlock()
 	})
-	waitParked(t, &mu, w.ID(t))
+	detecttest.WaitParked(t, &mu, w.ID(t))
 	mu.Unlock()
-	require.Nil(t, w.wait(t))
-	return len(rec.all())
+	require.Nil(t, w.Wait(t))
+	return len(rec.All())
 }
 
 // lsLockDuplicate: recursive locking of a Mutex, after Lock or TryLock,
@@ -1027,15 +1029,15 @@ func lsLockDuplicate(try bool) func(t *testing.T) int {
 				} else {
 					m.Lock()
 				}
-				if err, ok := catch(m.Lock).(error); ok && errors.Is(err, mutex.ErrRecursiveLock) {
+				if err, ok := testutil.Catch(m.Lock).(error); ok && errors.Is(err, mutex.ErrRecursiveLock) {
 					caught.Add(1)
 				}
 				m.Unlock()
 			}
 		}
-		w1, w2 := spawn(dup(&a)), spawn(dup(&b))
-		require.Nil(t, w1.wait(t))
-		require.Nil(t, w2.wait(t))
+		w1, w2 := testutil.Spawn(dup(&a)), testutil.Spawn(dup(&b))
+		require.Nil(t, w1.Wait(t))
+		require.Nil(t, w2.Wait(t))
 		return int(caught.Load())
 	}
 }
@@ -1046,7 +1048,7 @@ func lsMutexTryLock(t *testing.T) int {
 	require.True(t, mu.TryLock())
 	require.False(t, mu.TryLock())
 	mu.Unlock()
-	return len(rec.all())
+	return len(rec.All())
 }
 
 type lsHeavy struct {
@@ -1056,7 +1058,7 @@ type lsHeavy struct {
 
 func lsOrderMapGC(t *testing.T) int {
 	rec := lsConfigure(t, 0)
-	before := baseline()
+	before := testutil.HeapBaseline()
 	var anchor mutex.Mutex
 	for i := range 50 {
 		s := &lsHeavy{}
@@ -1066,12 +1068,12 @@ func lsOrderMapGC(t *testing.T) int {
 		s.Unlock()
 		anchor.Unlock()
 	}
-	mib := retainedMiB(before)
+	mib := testutil.RetainedMiB(before)
 	t.Logf("locksmith retains %.1f MiB of 50", mib)
 	if mib > 20 {
-		return len(rec.all()) + 1
+		return len(rec.All()) + 1
 	}
-	return len(rec.all())
+	return len(rec.All())
 }
 
 func lsCycle(n int) func(t *testing.T) int {
@@ -1080,10 +1082,10 @@ func lsCycle(n int) func(t *testing.T) int {
 		locks := make([]mutex.Mutex, n)
 		held := make(chan struct{}, n)
 		next := make([]chan struct{}, n)
-		procs := make([]*proc, n)
+		procs := make([]*testutil.Proc, n)
 		for i := range procs {
 			next[i] = make(chan struct{})
-			procs[i] = spawn(func() {
+			procs[i] = testutil.Spawn(func() {
 				locks[i].Lock()
 				defer locks[i].Unlock()
 				held <- struct{}{}
@@ -1093,67 +1095,67 @@ func lsCycle(n int) func(t *testing.T) int {
 			})
 		}
 		for range n {
-			await(t, held, "lock held")
+			testutil.Await(t, held, "lock held")
 		}
 		for i := 0; i < n-1; i++ {
 			close(next[i])
-			waitParked(t, &locks[i+1], procs[i].ID(t))
+			detecttest.WaitParked(t, &locks[i+1], procs[i].ID(t))
 		}
 		close(next[n-1])
-		deadlockError(t, procs[n-1].wait(t))
+		detecttest.DeadlockError(t, procs[n-1].Wait(t))
 		for _, p := range procs[:n-1] {
-			require.Nil(t, p.wait(t))
+			require.Nil(t, p.Wait(t))
 		}
-		assert.Len(t, rec.all(detect.Deadlock), len(rec.all()))
-		return len(rec.all())
+		assert.Len(t, rec.All(detect.Deadlock), len(rec.All()))
+		return len(rec.All())
 	}
 }
 
 func lsThreeLockOrder(t *testing.T) int {
 	rec := lsConfigure(t, 0)
-	a, b, c := named("mutex", "a"), named("monitor", "b"), named("mutex", "c")
-	onGoroutine(t, func() { lockPair(a, b) })
-	onGoroutine(t, func() { lockPair(b, c) })
-	onGoroutine(t, func() { lockPair(c, a) })
-	return len(rec.all(detect.LockOrder))
+	a, b, c := detecttest.Named("mutex", "a"), detecttest.Named("monitor", "b"), detecttest.Named("mutex", "c")
+	testutil.OnOtherOK(t, func() { lockPair(a, b) })
+	testutil.OnOtherOK(t, func() { lockPair(b, c) })
+	testutil.OnOtherOK(t, func() { lockPair(c, a) })
+	return len(rec.All(detect.LockOrder))
 }
 
 func lsHiddenHolderOrder(t *testing.T) int {
 	rec := lsConfigure(t, 0)
-	a, b := named("mutex", "a").(*mutex.Mutex), named("mutex", "b")
+	a, b := detecttest.Named("mutex", "a").(*mutex.Mutex), detecttest.Named("mutex", "b")
 	a.Lock()
-	onGoroutine(t, func() { assert.False(t, a.TryLock()) })
+	testutil.OnOtherOK(t, func() { assert.False(t, a.TryLock()) })
 	b.Lock()
 	b.Unlock()
 	a.Unlock()
-	onGoroutine(t, func() { lockPair(b, a) })
-	return len(rec.all(detect.LockOrder))
+	testutil.OnOtherOK(t, func() { lockPair(b, a) })
+	return len(rec.All(detect.LockOrder))
 }
 
 func lsHiddenHolderWait(t *testing.T) int {
 	rec := lsConfigure(t, 20*time.Millisecond)
 	var mu mutex.Mutex
 	mu.Lock()
-	onGoroutine(t, func() { assert.False(t, mu.TryLock()) })
-	w := spawn(func() {
+	testutil.OnOtherOK(t, func() { assert.False(t, mu.TryLock()) })
+	w := testutil.Spawn(func() {
 		mu.Lock()
 		mu.Unlock()
 	})
-	rec.waitN(t, detect.WaitTimeout, 1)
+	rec.WaitN(t, detect.WaitTimeout, 1)
 	mu.Unlock()
-	require.Nil(t, w.wait(t))
-	checkWaitReports(t, rec, goroutineID())
-	return len(rec.all())
+	require.Nil(t, w.Wait(t))
+	checkWaitReports(t, rec, testutil.GoroutineID())
+	return len(rec.All())
 }
 
 func lsReentry(t *testing.T) int {
 	rec := lsConfigure(t, 0)
 	var mon monitor.Monitor
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		mon.Lock()
 		mon.Lock()
 		mon.Unlock()
 		mon.Unlock()
 	})
-	return len(rec.all())
+	return len(rec.All())
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -224,14 +226,14 @@ func misuse(t *testing.T, v any, sentinel error, what string) bool {
 func gdUpgrade(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
 	var a deadlock.RWMutex
-	w := spawn(func() {
+	w := testutil.Spawn(func() {
 		a.RLock()
 		a.Lock() // reported; blocks until the test's RUnlock
 		a.Unlock()
 	})
 	h.waitHits(t, 1)
 	a.RUnlock()
-	require.Nil(t, w.wait(t))
+	require.Nil(t, w.Wait(t))
 	return h.count()
 }
 
@@ -243,25 +245,25 @@ func gdRecursiveRLockWriterQueued(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
 	var a deadlock.RWMutex
 	held, goOn := make(chan struct{}), make(chan struct{})
-	reader := spawn(func() {
+	reader := testutil.Spawn(func() {
 		a.RLock()
 		close(held)
 		<-goOn
 		a.RLock() // reported; waits behind the writer
 		a.RUnlock()
 	})
-	await(t, held, "first read hold")
-	writer := spawn(func() {
+	testutil.Await(t, held, "first read hold")
+	writer := testutil.Spawn(func() {
 		a.Lock()
 		a.Unlock()
 	})
-	waitState(t, writer.ID(t), "sync.(*RWMutex).Lock")
+	testutil.WaitState(t, writer.ID(t), "sync.(*RWMutex).Lock")
 	close(goOn)
 	h.waitHits(t, 1)
-	waitState(t, reader.ID(t), "sync.(*RWMutex).RLock")
+	testutil.WaitState(t, reader.ID(t), "sync.(*RWMutex).RLock")
 	a.RUnlock()
-	require.Nil(t, writer.wait(t))
-	require.Nil(t, reader.wait(t))
+	require.Nil(t, writer.Wait(t))
+	require.Nil(t, reader.Wait(t))
 	return h.count()
 }
 
@@ -273,14 +275,14 @@ func gdWriterPreferenceCycle(t *testing.T) int {
 	var a, b deadlock.RWMutex
 	heldA, heldB := make(chan struct{}), make(chan struct{})
 	goOn1, goOn2 := make(chan struct{}), make(chan struct{})
-	g1 := spawn(func() {
+	g1 := testutil.Spawn(func() {
 		a.RLock() // released by the test
 		close(heldA)
 		<-goOn1
 		b.RLock() // behind g4
 		b.RUnlock()
 	})
-	g2 := spawn(func() {
+	g2 := testutil.Spawn(func() {
 		b.RLock()
 		close(heldB)
 		<-goOn2
@@ -288,20 +290,20 @@ func gdWriterPreferenceCycle(t *testing.T) int {
 		a.RUnlock()
 		b.RUnlock()
 	})
-	await(t, heldA, "G1's read hold")
-	await(t, heldB, "G2's read hold")
-	g3 := spawn(func() { a.Lock(); a.Unlock() })
-	waitState(t, g3.ID(t), "sync.(*RWMutex).Lock")
-	g4 := spawn(func() { b.Lock(); b.Unlock() })
-	waitState(t, g4.ID(t), "sync.(*RWMutex).Lock")
+	testutil.Await(t, heldA, "G1's read hold")
+	testutil.Await(t, heldB, "G2's read hold")
+	g3 := testutil.Spawn(func() { a.Lock(); a.Unlock() })
+	testutil.WaitState(t, g3.ID(t), "sync.(*RWMutex).Lock")
+	g4 := testutil.Spawn(func() { b.Lock(); b.Unlock() })
+	testutil.WaitState(t, g4.ID(t), "sync.(*RWMutex).Lock")
 	close(goOn1)
-	waitState(t, g1.ID(t), "sync.(*RWMutex).RLock")
+	testutil.WaitState(t, g1.ID(t), "sync.(*RWMutex).RLock")
 	close(goOn2)
-	waitState(t, g2.ID(t), "sync.(*RWMutex).RLock")
+	testutil.WaitState(t, g2.ID(t), "sync.(*RWMutex).RLock")
 	got := h.count() // go-deadlock checks before blocking: final
 	a.RUnlock()
-	for _, p := range []*proc{g1, g2, g3, g4} {
-		require.Nil(t, p.wait(t))
+	for _, p := range []*testutil.Proc{g1, g2, g3, g4} {
+		require.Nil(t, p.Wait(t))
 	}
 	return got
 }
@@ -310,13 +312,13 @@ func gdLockOrderReadFirst(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
 	var a deadlock.RWMutex
 	var b deadlock.Mutex
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		a.RLock()
 		b.Lock()
 		b.Unlock()
 		a.RUnlock()
 	})
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		b.Lock()
 		a.Lock()
 		a.Unlock()
@@ -328,13 +330,13 @@ func gdLockOrderReadFirst(t *testing.T) int {
 func gdTwoRWInversion(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
 	var a, b deadlock.RWMutex
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		a.Lock()
 		b.RLock()
 		b.RUnlock()
 		a.Unlock()
 	})
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		b.Lock()
 		a.RLock()
 		a.RUnlock()
@@ -360,7 +362,7 @@ func readCycle(t *testing.T, w writerAt, a, b interface {
 	RLock()
 	RUnlock()
 }) {
-	write := func(l sync.Locker) { onGoroutine(t, func() { l.Lock(); l.Unlock() }) }
+	write := func(l sync.Locker) { testutil.OnOtherOK(t, func() { l.Lock(); l.Unlock() }) }
 	ab := func() { a.RLock(); b.RLock(); b.RUnlock(); a.RUnlock() }
 	if w != noWriter {
 		write(a)
@@ -368,11 +370,11 @@ func readCycle(t *testing.T, w writerAt, a, b interface {
 	if w == writersBefore {
 		write(b)
 	}
-	onGoroutine(t, ab)
-	onGoroutine(t, func() { b.RLock(); a.RLock(); a.RUnlock(); b.RUnlock() })
+	testutil.OnOtherOK(t, ab)
+	testutil.OnOtherOK(t, func() { b.RLock(); a.RLock(); a.RUnlock(); b.RUnlock() })
 	if w == lastWriterAfter {
 		write(b)
-		onGoroutine(t, ab)
+		testutil.OnOtherOK(t, ab)
 	}
 }
 
@@ -422,7 +424,7 @@ func lsRWNoDeadlocks(t *testing.T) int {
 		}()
 	}
 	wg.Wait()
-	return len(rec.all())
+	return len(rec.All())
 }
 
 func lsRWTryLockNoDeadlocks(t *testing.T) int {
@@ -466,13 +468,13 @@ func lsRWTryLockNoDeadlocks(t *testing.T) int {
 		}()
 	}
 	wg.Wait()
-	return len(rec.all())
+	return len(rec.All())
 }
 
 func lsRWTryLockOrder(t *testing.T) int {
 	rec := lsConfigure(t, 0)
-	a, b := namedRW("rwmutex", "a"), named("mutex", "b").(*mutex.Mutex)
-	onGoroutine(t, func() {
+	a, b := namedRW("rwmutex", "a"), detecttest.Named("mutex", "b").(*mutex.Mutex)
+	testutil.OnOtherOK(t, func() {
 		if a.TryLock() {
 			if b.TryLock() {
 				b.Unlock()
@@ -480,20 +482,20 @@ func lsRWTryLockOrder(t *testing.T) int {
 			a.Unlock()
 		}
 	})
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		b.Lock()
 		a.RLock()
 		a.RUnlock()
 		b.Unlock()
 	})
-	return len(rec.all())
+	return len(rec.All())
 }
 
 // checkRWWaitReports: the writer's report names the read holder, the
 // reader's says it waits for reading behind the writer.
-func checkRWWaitReports(t *testing.T, rec *recorder, holder, writer, reader int64) {
+func checkRWWaitReports(t *testing.T, rec *detecttest.Recorder, holder, writer, reader int64) {
 	t.Helper()
-	for _, r := range rec.all() {
+	for _, r := range rec.All() {
 		require.Equal(t, detect.WaitTimeout, r.Kind, "%s", r)
 		require.Len(t, r.Steps, 2, "%s", r)
 		switch r.Steps[0].Goroutine {
@@ -501,7 +503,7 @@ func checkRWWaitReports(t *testing.T, rec *recorder, holder, writer, reader int6
 			assert.False(t, r.Steps[0].WaitsForReading, "%s", r)
 			assert.Equal(t, holder, r.Steps[1].Goroutine, "%s", r)
 			assert.True(t, r.Steps[1].HoldsForReading, "%s", r)
-			_, ok := ownFrame(r.Steps[1].Stack)
+			_, ok := detecttest.OwnFrame(r.Steps[1].Stack, ownPrefix)
 			assert.True(t, ok, "the holder's stack")
 		case reader:
 			assert.True(t, r.Steps[0].WaitsForReading, "%s", r)
@@ -523,22 +525,22 @@ func lsRWTwoWaiters(try bool) func(t *testing.T) int {
 		} else {
 			a.RLock()
 		}
-		writer := spawn(func() {
+		writer := testutil.Spawn(func() {
 			a.Lock()
 			defer a.Unlock()
 		})
-		waitParked(t, a, writer.ID(t))
-		reader := spawn(func() {
+		detecttest.WaitParked(t, a, writer.ID(t))
+		reader := testutil.Spawn(func() {
 			a.RLock()
 			defer a.RUnlock()
 		})
-		waitParked(t, a, reader.ID(t))
-		rec.waitN(t, detect.WaitTimeout, 2)
+		detecttest.WaitParked(t, a, reader.ID(t))
+		rec.WaitN(t, detect.WaitTimeout, 2)
 		a.RUnlock()
-		require.Nil(t, writer.wait(t))
-		require.Nil(t, reader.wait(t))
-		checkRWWaitReports(t, rec, goroutineID(), writer.id, reader.id)
-		return len(rec.all())
+		require.Nil(t, writer.Wait(t))
+		require.Nil(t, reader.Wait(t))
+		checkRWWaitReports(t, rec, testutil.GoroutineID(), writer.G, reader.G)
+		return len(rec.All())
 	}
 }
 
@@ -552,27 +554,27 @@ func lsRWStarved(t *testing.T) int {
 	a.RLock()
 	a.RLock()
 	a.RUnlock()
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		a.RLock()
 		a.RUnlock()
 	})
-	onGoroutine(t, func() { assert.False(t, a.TryLock()) })
-	writer := spawn(func() {
+	testutil.OnOtherOK(t, func() { assert.False(t, a.TryLock()) })
+	writer := testutil.Spawn(func() {
 		a.Lock()
 		defer a.Unlock()
 	})
-	waitParked(t, a, writer.ID(t))
-	reader := spawn(func() {
+	detecttest.WaitParked(t, a, writer.ID(t))
+	reader := testutil.Spawn(func() {
 		a.RLock()
 		defer a.RUnlock()
 	})
-	waitParked(t, a, reader.ID(t))
-	rec.waitN(t, detect.WaitTimeout, 2)
+	detecttest.WaitParked(t, a, reader.ID(t))
+	rec.WaitN(t, detect.WaitTimeout, 2)
 	a.RUnlock()
-	require.Nil(t, writer.wait(t))
-	require.Nil(t, reader.wait(t))
-	checkRWWaitReports(t, rec, goroutineID(), writer.id, reader.id)
-	return len(rec.all())
+	require.Nil(t, writer.Wait(t))
+	require.Nil(t, reader.Wait(t))
+	checkRWWaitReports(t, rec, testutil.GoroutineID(), writer.G, reader.G)
+	return len(rec.All())
 }
 
 func lsRWManyReaders(t *testing.T) int {
@@ -603,7 +605,7 @@ func lsRWManyReaders(t *testing.T) int {
 		}()
 	}
 	wg.Wait()
-	return len(rec.all())
+	return len(rec.All())
 }
 
 // lsRWLockDuplicate: the upgrade (RLock or TryRLock, then Lock) and a
@@ -614,7 +616,7 @@ func lsRWLockDuplicate(try bool) func(t *testing.T) int {
 		rec := lsConfigure(t, 0)
 		var caught atomic.Int32
 		var a, b mutex.RWMutex
-		w1 := spawn(func() {
+		w1 := testutil.Spawn(func() {
 			if try {
 				if !a.TryRLock() {
 					panic("TryRLock failed")
@@ -622,12 +624,12 @@ func lsRWLockDuplicate(try bool) func(t *testing.T) int {
 			} else {
 				a.RLock()
 			}
-			if misuse(t, catch(a.Lock), mutex.ErrRecursiveLock, "read-to-write upgrade") {
+			if misuse(t, testutil.Catch(a.Lock), mutex.ErrRecursiveLock, "read-to-write upgrade") {
 				caught.Add(1)
 			}
 			a.RUnlock()
 		})
-		w2 := spawn(func() {
+		w2 := testutil.Spawn(func() {
 			if try {
 				if !b.TryLock() {
 					panic("TryLock failed")
@@ -635,16 +637,16 @@ func lsRWLockDuplicate(try bool) func(t *testing.T) int {
 			} else {
 				b.Lock()
 			}
-			if misuse(t, catch(b.Lock), mutex.ErrRecursiveLock, "recursive locking") {
+			if misuse(t, testutil.Catch(b.Lock), mutex.ErrRecursiveLock, "recursive locking") {
 				caught.Add(1)
 			}
 			b.Unlock()
 		})
-		require.Nil(t, w1.wait(t))
-		require.Nil(t, w2.wait(t))
+		require.Nil(t, w1.Wait(t))
+		require.Nil(t, w2.Wait(t))
 		assert.False(t, a.Locked())
 		assert.False(t, b.Locked())
-		return int(caught.Load()) + len(rec.all())
+		return int(caught.Load()) + len(rec.All())
 	}
 }
 
@@ -654,30 +656,30 @@ func lsRWMonitorUpgrade(t *testing.T) int {
 	rec := lsConfigure(t, 0)
 	var a monitor.RWMonitor
 	var caught int
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		a.RLock()
-		if misuse(t, catch(a.Lock), monitor.ErrUpgrade, "read-to-write upgrade") {
+		if misuse(t, testutil.Catch(a.Lock), monitor.ErrUpgrade, "read-to-write upgrade") {
 			caught++
 		}
 		assert.Equal(t, 1, a.ReadHoldCount(), "the read hold is kept")
 		a.RUnlock()
 	})
-	return caught + len(rec.all())
+	return caught + len(rec.All())
 }
 
 func lsRecursiveRLock(t *testing.T) int {
 	rec := lsConfigure(t, 0)
 	var a mutex.RWMutex
 	var caught int
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		a.RLock()
-		if misuse(t, catch(a.RLock), mutex.ErrRecursiveLock, "recursive read locking") {
+		if misuse(t, testutil.Catch(a.RLock), mutex.ErrRecursiveLock, "recursive read locking") {
 			caught++
 		}
 		assert.Equal(t, 1, a.Readers())
 		a.RUnlock()
 	})
-	return caught + len(rec.all())
+	return caught + len(rec.All())
 }
 
 func lsRecursiveRLockWriterQueued(t *testing.T) int {
@@ -685,45 +687,45 @@ func lsRecursiveRLockWriterQueued(t *testing.T) int {
 	a := namedRW("rwmutex", "a").(*mutex.RWMutex)
 	held, goOn := make(chan struct{}), make(chan struct{})
 	var caught int
-	reader := spawn(func() {
+	reader := testutil.Spawn(func() {
 		a.RLock()
 		defer a.RUnlock()
 		close(held)
 		<-goOn
-		if misuse(t, catch(a.RLock), mutex.ErrRecursiveLock, "recursive read locking") {
+		if misuse(t, testutil.Catch(a.RLock), mutex.ErrRecursiveLock, "recursive read locking") {
 			caught++
 		}
 	})
-	await(t, held, "first read hold")
-	writer := spawn(func() {
+	testutil.Await(t, held, "first read hold")
+	writer := testutil.Spawn(func() {
 		a.Lock()
 		a.Unlock()
 	})
-	waitParked(t, a, writer.ID(t))
+	detecttest.WaitParked(t, a, writer.ID(t))
 	close(goOn)
-	require.Nil(t, reader.wait(t))
-	require.Nil(t, writer.wait(t))
-	return caught + len(rec.all())
+	require.Nil(t, reader.Wait(t))
+	require.Nil(t, writer.Wait(t))
+	return caught + len(rec.All())
 }
 
 func lsRWMonitorReentrantRead(t *testing.T) int {
 	rec := lsConfigure(t, 0)
 	var a monitor.RWMonitor
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		a.RLock()
 		a.RLock()
 		assert.Equal(t, 2, a.ReadHoldCount())
 		a.RUnlock()
 		a.RUnlock()
 	})
-	return len(rec.all())
+	return len(rec.All())
 }
 
 func lsRWMonitorReentrantReadWriterQueued(t *testing.T) int {
 	rec := lsConfigure(t, 0)
 	a := namedRW("rwmonitor", "a").(*monitor.RWMonitor)
 	held, goOn := make(chan struct{}), make(chan struct{})
-	reader := spawn(func() {
+	reader := testutil.Spawn(func() {
 		a.RLock()
 		defer a.RUnlock()
 		close(held)
@@ -732,27 +734,27 @@ func lsRWMonitorReentrantReadWriterQueued(t *testing.T) int {
 		assert.Equal(t, 2, a.ReadHoldCount())
 		a.RUnlock()
 	})
-	await(t, held, "first read hold")
-	writer := spawn(func() {
+	testutil.Await(t, held, "first read hold")
+	writer := testutil.Spawn(func() {
 		a.Lock()
 		a.Unlock()
 	})
-	waitParked(t, a, writer.ID(t))
+	detecttest.WaitParked(t, a, writer.ID(t))
 	close(goOn)
-	require.Nil(t, reader.wait(t))
-	require.Nil(t, writer.wait(t))
-	return len(rec.all())
+	require.Nil(t, reader.Wait(t))
+	require.Nil(t, writer.Wait(t))
+	return len(rec.All())
 }
 
 // lsWriterPreferenceCycle runs in Cycles mode: the wait that closes the
 // cycle is refused at once with a *detect.DeadlockError, whose deferred
 // RUnlock frees the others.
 func lsWriterPreferenceCycle(t *testing.T) int {
-	rec := configure(t, detect.WithMode(detect.Cycles))
+	rec := detecttest.Configure(t, detect.WithMode(detect.Cycles))
 	a, b := namedRW("rwmutex", "A"), namedRW("rwmonitor", "B")
 	heldA, heldB := make(chan struct{}), make(chan struct{})
 	goOn1, goOn2 := make(chan struct{}), make(chan struct{})
-	g1 := spawn(func() {
+	g1 := testutil.Spawn(func() {
 		a.RLock()
 		defer a.RUnlock()
 		close(heldA)
@@ -760,7 +762,7 @@ func lsWriterPreferenceCycle(t *testing.T) int {
 		b.RLock() // behind g4
 		b.RUnlock()
 	})
-	g2 := spawn(func() {
+	g2 := testutil.Spawn(func() {
 		b.RLock()
 		defer b.RUnlock()
 		close(heldB)
@@ -768,73 +770,73 @@ func lsWriterPreferenceCycle(t *testing.T) int {
 		a.RLock() // behind g3: closes the cycle
 		a.RUnlock()
 	})
-	await(t, heldA, "G1's read hold")
-	await(t, heldB, "G2's read hold")
-	g3 := spawn(func() { a.Lock(); a.Unlock() })
-	waitParked(t, a, g3.ID(t))
-	g4 := spawn(func() { b.Lock(); b.Unlock() })
-	waitParked(t, b, g4.ID(t))
+	testutil.Await(t, heldA, "G1's read hold")
+	testutil.Await(t, heldB, "G2's read hold")
+	g3 := testutil.Spawn(func() { a.Lock(); a.Unlock() })
+	detecttest.WaitParked(t, a, g3.ID(t))
+	g4 := testutil.Spawn(func() { b.Lock(); b.Unlock() })
+	detecttest.WaitParked(t, b, g4.ID(t))
 	close(goOn1)
-	waitParked(t, b, g1.ID(t))
+	detecttest.WaitParked(t, b, g1.ID(t))
 	close(goOn2)
-	de := deadlockError(t, g2.wait(t))
+	de := detecttest.DeadlockError(t, g2.Wait(t))
 	assert.Len(t, de.Report.Steps, 4, "G2 -> G3 -> G1 -> G4:\n%s", de)
-	for _, p := range []*proc{g1, g3, g4} {
-		require.Nil(t, p.wait(t))
+	for _, p := range []*testutil.Proc{g1, g3, g4} {
+		require.Nil(t, p.Wait(t))
 	}
-	assert.Len(t, rec.all(detect.Deadlock), len(rec.all()))
-	return len(rec.all())
+	assert.Len(t, rec.All(detect.Deadlock), len(rec.All()))
+	return len(rec.All())
 }
 
 func lsRWLockOrder(t *testing.T) int {
 	rec := lsConfigure(t, 0)
-	a, b := namedRW("rwmutex", "a"), named("mutex", "b")
-	onGoroutine(t, func() { lockPair(a, b) })
-	onGoroutine(t, func() {
+	a, b := namedRW("rwmutex", "a"), detecttest.Named("mutex", "b")
+	testutil.OnOtherOK(t, func() { lockPair(a, b) })
+	testutil.OnOtherOK(t, func() {
 		b.Lock()
 		a.RLock()
 		a.RUnlock()
 		b.Unlock()
 	})
-	return len(rec.all(detect.LockOrder))
+	return len(rec.All(detect.LockOrder))
 }
 
 func lsRWLockOrderReadFirst(t *testing.T) int {
 	rec := lsConfigure(t, 0)
-	a, b := namedRW("rwmonitor", "a"), named("mutex", "b")
-	onGoroutine(t, func() {
+	a, b := namedRW("rwmonitor", "a"), detecttest.Named("mutex", "b")
+	testutil.OnOtherOK(t, func() {
 		a.RLock()
 		b.Lock()
 		b.Unlock()
 		a.RUnlock()
 	})
-	onGoroutine(t, func() { lockPair(b, a) })
-	return len(rec.all(detect.LockOrder))
+	testutil.OnOtherOK(t, func() { lockPair(b, a) })
+	return len(rec.All(detect.LockOrder))
 }
 
 func lsTwoRWInversion(t *testing.T) int {
 	rec := lsConfigure(t, 0)
 	a, b := namedRW("rwmutex", "A"), namedRW("rwmonitor", "B")
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		a.Lock()
 		b.RLock()
 		b.RUnlock()
 		a.Unlock()
 	})
-	onGoroutine(t, func() {
+	testutil.OnOtherOK(t, func() {
 		b.Lock()
 		a.RLock()
 		a.RUnlock()
 		b.Unlock()
 	})
-	return len(rec.all(detect.LockOrder))
+	return len(rec.All(detect.LockOrder))
 }
 
 func lsReadCycle(w writerAt) func(t *testing.T) int {
 	return func(t *testing.T) int {
 		rec := lsConfigure(t, 0)
 		readCycle(t, w, namedRW("rwmutex", "A"), namedRW("rwmonitor", "B"))
-		assert.Len(t, rec.all(detect.LockOrder), len(rec.all()), "%s", rec)
-		return len(rec.all())
+		assert.Len(t, rec.All(detect.LockOrder), len(rec.All()), "%s", rec)
+		return len(rec.All())
 	}
 }

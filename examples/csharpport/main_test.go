@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -47,14 +48,7 @@ func TestPulseWakesOne(t *testing.T) {
 	}
 	require.NoError(t, waitUntil(func() bool { return mb.Waiting() == 2 }))
 	require.NoError(t, mb.Post("only"))
-	timer := time.NewTimer(10 * time.Second)
-	defer timer.Stop()
-	select {
-	case m := <-got:
-		assert.Equal(t, "only", m)
-	case <-timer.C:
-		t.Fatal("no receiver woke for the Post")
-	}
+	assert.Equal(t, "only", testutil.Await(t, got, "a receiver woken by the Post"))
 	require.NoError(t, waitUntil(func() bool { return mb.Waiting() == 1 }), "the other receiver waits on")
 	mb.Close()
 	assert.Equal(t, "null", <-got)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -125,19 +126,14 @@ func TestLockContentionInBlockProfile(t *testing.T) {
 // receive) with fn on its stack.
 func waitParked(t *testing.T, fn string) {
 	t.Helper()
-	buf := make([]byte, 1<<20)
-	for i := 0; ; i++ {
-		n := runtime.Stack(buf, true)
-		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+	testutil.WaitFor(t, "a goroutine parked in "+fn, func() bool {
+		for _, g := range strings.Split(testutil.AllStacks(), "\n\n") {
 			if (strings.Contains(g, "[select]") || strings.Contains(g, "[chan receive]")) && strings.Contains(g, fn) {
-				return
+				return true
 			}
 		}
-		if i > 1e6 {
-			t.Fatalf("no goroutine parked in %s", fn)
-		}
-		runtime.Gosched()
-	}
+		return false
+	})
 }
 
 // While durable waiters are queued, tryAcquire lets only a goroutine of

@@ -11,9 +11,9 @@
 //
 // On amd64 and arm64 with the gc toolchain, Get is a few instructions of
 // assembly (get_amd64.s, get_arm64.s): the current g (from thread-local
-// storage, or the g register), then the ID at an offset. The offset is not hard-coded: init finds the word of the g
-// that holds goid's answer on two goroutines, and then checks Get itself
-// against runtime.Stack as above. This saves a call per Get over goid's
+// storage, or the g register), then the ID at an offset. The offset is not
+// hard-coded: init finds the word of the g that holds goid's answer on two
+// goroutines, and then checks Get itself against runtime.Stack as above. This saves a call per Get over goid's
 // getg (called through our Get, which the inliner could not fold into
 // Lock and Unlock), which is about a quarter of the cost of a Monitor
 // re-entry. Elsewhere Get calls goid.Get.

@@ -1,4 +1,4 @@
-package testutil
+package fuzzmodel
 
 // Model-based fuzzing of the read-write locks, shared by FuzzRWMutex and
 // FuzzRWMonitor.
@@ -26,39 +26,25 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/locksmith-go/locksmith/internal/testutil"
 )
 
 // RWFuzzLock is the lock under test and how to observe its queues.
 type RWFuzzLock struct {
 	Reentrant bool // RWMonitor: re-entry counted, upgrade refused with Upgrade
-	New       func() RWFuzzTarget
+	New       func() testutil.RWLock
 	// Queues returns the writers queued on the writer lock and the
 	// readers parked behind a writer; Draining whether a writer waits for
 	// readers to leave.
-	Queues   func(RWFuzzTarget) (writers, readers int)
-	Draining func(RWFuzzTarget) bool
+	Queues   func(testutil.RWLock) (writers, readers int)
+	Draining func(testutil.RWLock) bool
 	// Sentinels: Recursive (RWMutex's any re-entry; RWMonitor: none),
 	// Upgrade (RWMonitor's Lock by a reader), NotOwner.
 	Recursive, Upgrade, NotOwner error
 	// Holds returns the caller's write and read hold counts (reentrant
 	// locks only).
-	Holds func(RWFuzzTarget) (w, r int)
-}
-
-// RWFuzzTarget is the method set both read-write locks share.
-type RWFuzzTarget interface {
-	Lock()
-	Unlock()
-	RLock()
-	RUnlock()
-	TryLock() bool
-	TryRLock() bool
-	LockContext(context.Context) error
-	RLockContext(context.Context) error
-	Owned() bool
-	ReadOwned() bool
-	Locked() bool
-	Readers() int
+	Holds func(testutil.RWLock) (w, r int)
 }
 
 const rwfWorkers = 3
@@ -105,7 +91,7 @@ type rwfWorker struct {
 type rwfDriver struct {
 	t    testing.TB
 	spec RWFuzzLock
-	l    RWFuzzTarget
+	l    testutil.RWLock
 	w    [rwfWorkers]rwfWorker
 	done chan rwfOut
 
@@ -124,7 +110,7 @@ type rwfDriver struct {
 // RWFuzz runs one input against spec.
 func RWFuzz(t *testing.T, spec RWFuzzLock, data []byte) {
 	d := &rwfDriver{t: t, spec: spec, l: spec.New(), claim: -1, done: make(chan rwfOut, rwfWorkers), expect: map[int]func(rwfOut){}}
-	defer time.AfterFunc(3*Liveness, func() { panic("rw fuzz input hung:\n" + d.String()) }).Stop()
+	defer time.AfterFunc(3*testutil.Liveness, func() { panic("rw fuzz input hung:\n" + d.String()) }).Stop()
 	for k := range d.w {
 		d.w[k].cmd = make(chan func() rwfOut)
 		go func() {
@@ -398,7 +384,7 @@ func (d *rwfDriver) step(op rwfOp, k int) {
 // settle waits for the predicted returns and parks, then compares.
 func (d *rwfDriver) settle() {
 	d.t.Helper()
-	deadline := time.Now().Add(Liveness)
+	deadline := time.Now().Add(testutil.Liveness)
 	for len(d.expect) > 0 {
 		select {
 		case o := <-d.done:
@@ -416,7 +402,7 @@ func (d *rwfDriver) settle() {
 		c()
 	}
 	d.cancels = d.cancels[:0]
-	WaitFor(d.t, "parked as the model says", func() bool {
+	testutil.WaitFor(d.t, "parked as the model says", func() bool {
 		w, r := d.spec.Queues(d.l)
 		return w == len(d.wq) && r == len(d.rq) && d.spec.Draining(d.l) == d.draining
 	})

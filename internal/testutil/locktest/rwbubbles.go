@@ -1,6 +1,6 @@
 //go:build go1.25
 
-package testutil
+package locktest
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +19,7 @@ import (
 // RWBubbleLock is a package-level read-write lock under test for sharing
 // across testing/synctest bubbles, and how to observe its queues.
 type RWBubbleLock struct {
-	L         RWFuzzTarget
+	L         testutil.RWLock
 	Reentrant bool // RWMonitor: readers re-enter
 	// Queues returns the writers queued on the writer lock and the
 	// readers parked behind a writer; Draining whether a writer waits for
@@ -32,7 +33,7 @@ func (lk RWBubbleLock) queuedReaders() int { _, r := lk.Queues(); return r }
 // eventually polls cond, yielding between looks, for at most the liveness
 // deadline; for goroutines that may not call t.Fatal.
 func eventually(cond func() bool) bool {
-	deadline := time.Now().Add(Liveness)
+	deadline := time.Now().Add(testutil.Liveness)
 	for !cond() {
 		if time.Now().After(deadline) {
 			return false
@@ -78,7 +79,7 @@ func RWReadersOutsideWriterInside(t *testing.T, lk RWBubbleLock) {
 		assert.Zero(t, rw.Readers())
 		rw.Unlock()
 	})
-	Await(t, outside, "outside readers")
+	testutil.Await(t, outside, "outside readers")
 	assert.Zero(t, errs.Load(), "the outside goroutine saw no drain or no queued reader")
 	assert.False(t, rw.Locked())
 	assert.Zero(t, rw.Readers())
@@ -117,7 +118,7 @@ func RWWriterOutsideReadersInside(t *testing.T, lk RWBubbleLock) {
 		}
 		rw.RUnlock() // wakes the outside writer
 	})
-	Await(t, outside, "outside writer")
+	testutil.Await(t, outside, "outside writer")
 	assert.Zero(t, errs.Load(), "the outside goroutine saw no queued reader")
 	assert.False(t, rw.Locked())
 	assert.Zero(t, rw.Readers())
@@ -184,7 +185,7 @@ func RWNonDurableWaitsCancelled(t *testing.T, lk RWBubbleLock) {
 		rw.Lock() // woken by the outside reader's RUnlock
 		rw.Unlock()
 	})
-	Await(t, outside, "outside goroutine")
+	testutil.Await(t, outside, "outside goroutine")
 	assert.False(t, rw.Locked())
 	assert.Zero(t, rw.Readers())
 }
@@ -278,7 +279,7 @@ func RWSharedAcrossBubbles(t *testing.T, lk RWBubbleLock, rounds, workers, iters
 		wg.Wait()
 	}
 	for range rounds {
-		AcrossBubbles(t, 2, func(*testing.T) { work() }, 1, work)
+		testutil.AcrossBubbles(t, 2, func(*testing.T) { work() }, 1, work)
 	}
 	lk.L.Lock()
 	assert.Equal(t, int(s.Count.Load()), s.N, "every write acquisition was exclusive")

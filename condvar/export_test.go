@@ -17,20 +17,3 @@ func LockQueueLen(l sync.Locker) int {
 	}
 	return a.Lock.QueueLen()
 }
-
-// LockBlocked returns the number of goroutines registered as blocked on
-// l, a *mutex.Mutex or *monitor.Monitor, for the deadlock detector: a
-// goroutine counts once it has registered, before its deadlock check.
-func LockBlocked(l sync.Locker) int {
-	a, ok := core.Adapt(l)
-	if !ok {
-		return -1
-	}
-	n := 0
-	core.Waiting(func(wi core.WaitInfo) {
-		if wi.Lock == a.Lock {
-			n++
-		}
-	})
-	return n
-}

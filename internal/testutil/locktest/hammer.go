@@ -1,0 +1,77 @@
+package locktest
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/locksmith-go/locksmith/internal/testutil"
+)
+
+// Hammer runs goroutines goroutines on GOMAXPROCS procs, each taking one
+// fresh lock of c iters times through lock (and, for a reentrant lock,
+// re-entering it once inside, checking the hold count), and checks mutual
+// exclusion with plain, unsynchronized variables: the race detector
+// reports any overlap of two critical sections, and without it the counts
+// catch lost updates. L is c's concrete type, as lock takes it.
+func Hammer[L TimedLock](t *testing.T, c Lock, procs, goroutines, iters int, lock func(m L, g, i int)) {
+	t.Helper()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	var (
+		m       = c.New().(L)
+		counter int  // guarded by m
+		inside  bool // guarded by m
+		overlap int  // guarded by m
+		badHold int  // guarded by m
+		wg      sync.WaitGroup
+	)
+	start := make(chan struct{})
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A panic from lock (it holds nothing then) fails the test
+			// instead of killing the test binary; the other goroutines
+			// finish their rounds.
+			defer func() {
+				if v := recover(); v != nil {
+					t.Errorf("goroutine %d: lock panicked: %v", g, v)
+				}
+			}()
+			<-start
+			for i := range iters {
+				lock(m, g, i)
+				if c.Reentrant {
+					m.Lock()
+				}
+				if inside {
+					overlap++
+				}
+				if c.Holds(m) != c.depth() {
+					badHold++
+				}
+				inside = true
+				counter++
+				inside = false
+				if c.Reentrant {
+					m.Unlock()
+				}
+				m.Unlock()
+			}
+		}()
+	}
+	close(start)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	testutil.Await(t, done, "hammer")
+	if t.Failed() {
+		return
+	}
+	assert.Equal(t, goroutines*iters, counter)
+	assert.Zero(t, overlap)
+	assert.Zero(t, badHold)
+	assert.False(t, m.Locked())
+	assert.Zero(t, c.QueueLen(m))
+}
