@@ -134,6 +134,7 @@ func Dump(w io.Writer) {
 		}
 	}
 	alive := liveGoroutines(want)
+	queued := queuedWriters(bl)
 	fmt.Fprintf(bw, "\nblocked goroutines: %d\n", len(bl))
 	for _, b := range bl {
 		waited := b.waited.Round(time.Millisecond)
@@ -152,6 +153,9 @@ func Dump(w io.Writer) {
 				fmt.Fprintf(bw, "%s%s", sep, ownerString(r, alive))
 			}
 			bw.WriteString("\n")
+		case queued[[2]int64{int64(b.lock.ID), b.owner}]:
+			fmt.Fprintf(bw, "  goroutine %d waiting %v to lock %s%s, behind writer %s, queued on it (readers: %d)\n",
+				b.g, waited, b.lock, access(b.lock, b.read), ownerString(b.owner, alive), b.lock.Readers)
 		default:
 			fmt.Fprintf(bw, "  goroutine %d waiting %v to lock %s%s, held for writing by %s (readers: %d)\n",
 				b.g, waited, b.lock, access(b.lock, b.read), ownerString(b.owner, alive), b.lock.Readers)
@@ -287,11 +291,15 @@ func WriteDOT(w io.Writer) error {
 	// An edge into a read-write lock says the access wanted, an edge out
 	// of it how the goroutine holds it.
 	held := map[[2]int64]string{}
+	queued := queuedWriters(bl)
 	for _, b := range bl {
 		fmt.Fprintf(bw, "\tG%d -> L%d [style=dashed,label=\"waits%s\"];\n", b.g, b.lock.ID, access(b.lock, b.read))
 		for _, h := range b.holders() {
 			key := [2]int64{int64(b.lock.ID), h}
 			label := "held" + access(b.lock, b.drain) + " by"
+			if queued[key] {
+				label = "queued for writing by"
+			}
 			if held[key] != label {
 				held[key] = label
 				fmt.Fprintf(bw, "\tL%d -> G%d [style=bold,label=%q];\n", b.lock.ID, h, label)
@@ -320,4 +328,18 @@ func edgeLabel(e *edge) string {
 		parts = append(parts, "taken"+how(e.mode&readTo != 0))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// queuedWriters returns the (lock ID, goroutine) pairs of the writers in
+// bl that wait for a read-write lock's readers to leave: they have claimed
+// the write lock but hold nothing yet, and first-time readers queue behind
+// them.
+func queuedWriters(bl []blocked) map[[2]int64]bool {
+	q := map[[2]int64]bool{}
+	for _, b := range bl {
+		if b.drain {
+			q[[2]int64{int64(b.lock.ID), b.g}] = true
+		}
+	}
+	return q
 }

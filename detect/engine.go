@@ -251,6 +251,7 @@ func (engine) Deadlock(cycle []core.Hop) error {
 			HoldsForReading: prev.HolderRead,
 			WaitsFor:        infos[i],
 			WaitsForReading: s.Read,
+			Queued:          s.HolderRead,
 			Stack:           stacks[s.G],
 		}
 		if mode == Order {

@@ -112,8 +112,13 @@ type Step struct {
 	// (writer preference). Both are false for a Mutex or Monitor.
 	HoldsForReading bool
 	WaitsForReading bool
-	Stack           []Frame
-	HoldsAt         []Frame
+	// Queued, in a Deadlock step: the goroutine is a writer queued on
+	// WaitsFor (Holds is the same lock). It has claimed the write lock and
+	// waits for the readers to leave; first-time readers queue behind it,
+	// so the previous step waits for it though it holds nothing yet.
+	Queued  bool
+	Stack   []Frame
+	HoldsAt []Frame
 }
 
 // Report is what the detector found, as a value.
@@ -167,12 +172,20 @@ func (r *Report) String() string {
 		for i, s := range r.Steps {
 			next := r.Steps[(i+1)%len(r.Steps)]
 			fmt.Fprintf(&b, "goroutine %d:\n", s.Goroutine)
-			if s.Holds != nil {
+			if s.Holds != nil && !s.Queued {
 				fmt.Fprintf(&b, "  holds %s%s\n", s.Holds, access(s.Holds, s.HoldsForReading))
 				r.lockedAt(&b, s, "    ")
 			}
-			fmt.Fprintf(&b, "  waiting to lock %s%s,\n", s.WaitsFor, access(s.WaitsFor, s.WaitsForReading))
-			fmt.Fprintf(&b, "  which is held%s by goroutine %d%s\n", access(s.WaitsFor, next.HoldsForReading), next.Goroutine, readers(s.WaitsFor))
+			queued := ""
+			if s.Queued {
+				queued = ", queued ahead of new readers"
+			}
+			fmt.Fprintf(&b, "  waiting to lock %s%s%s,\n", s.WaitsFor, access(s.WaitsFor, s.WaitsForReading), queued)
+			if next.Queued {
+				fmt.Fprintf(&b, "  behind goroutine %d, a writer queued on it%s\n", next.Goroutine, readers(s.WaitsFor))
+			} else {
+				fmt.Fprintf(&b, "  which is held%s by goroutine %d%s\n", access(s.WaitsFor, next.HoldsForReading), next.Goroutine, readers(s.WaitsFor))
+			}
 		}
 		r.sitesNote(&b)
 		r.seenLine(&b)
@@ -398,6 +411,11 @@ func (e *DeadlockError) Error() string {
 			b.WriteString("; ")
 		}
 		next := steps[(i+1)%len(steps)]
+		if next.Queued {
+			fmt.Fprintf(&b, "goroutine %d waits for %s%s behind writer goroutine %d", s.Goroutine, short(s.WaitsFor),
+				access(s.WaitsFor, s.WaitsForReading), next.Goroutine)
+			continue
+		}
 		fmt.Fprintf(&b, "goroutine %d waits for %s%s held%s by goroutine %d", s.Goroutine, short(s.WaitsFor),
 			access(s.WaitsFor, s.WaitsForReading), access(s.WaitsFor, next.HoldsForReading), next.Goroutine)
 	}

@@ -136,9 +136,12 @@ func TestDeadlockRWWriterPreference(t *testing.T) {
 					str := r.String()
 					assert.Contains(t, str, fmt.Sprintf("goroutine %d:\n  holds \"B\" (%s 0x", g2.G, rwType(kind)))
 					assert.Contains(t, str, "  waiting to lock \"A\" ("+rwType(kind))
-					assert.Contains(t, str, fmt.Sprintf(") for reading,\n  which is held for writing by goroutine %d (readers: 1)\n", g3.G))
-					assert.Contains(t, str, fmt.Sprintf(") for writing,\n  which is held for reading by goroutine %d (readers: 1)\n", g1.G))
-					assert.Contains(t, de.Error(), fmt.Sprintf("goroutine %d waits for A for reading held for writing by goroutine %d", g2.G, g3.G))
+					assert.Equal(t, []bool{false, true, false, true}, []bool{r.Steps[0].Queued, r.Steps[1].Queued, r.Steps[2].Queued, r.Steps[3].Queued}, "the writers are queued")
+					assert.Contains(t, str, fmt.Sprintf(") for reading,\n  behind goroutine %d, a writer queued on it (readers: 1)\n", g3.G))
+					assert.Contains(t, str, fmt.Sprintf("goroutine %d:\n  waiting to lock \"A\" (%s 0x", g3.G, rwType(kind)))
+					assert.Contains(t, str, fmt.Sprintf(") for writing, queued ahead of new readers,\n  which is held for reading by goroutine %d (readers: 1)\n", g1.G))
+					assert.NotContains(t, str, fmt.Sprintf("goroutine %d:\n  holds", g3.G), "a queued writer holds nothing yet")
+					assert.Contains(t, de.Error(), fmt.Sprintf("goroutine %d waits for A for reading behind writer goroutine %d", g2.G, g3.G))
 					assert.Contains(t, de.Error(), fmt.Sprintf("goroutine %d waits for A for writing held for reading by goroutine %d", g3.G, g1.G))
 					assert.Zero(t, a.Readers()+b.Readers())
 				})
@@ -311,7 +314,7 @@ func TestDumpAndDOTShowRWAccess(t *testing.T) {
 			d := buf.String()
 			t.Logf("Dump:\n%s", d)
 			assert.Regexp(t, fmt.Sprintf(`(?m)^  goroutine %d waiting \S+ to lock "A" \(\*monitor\.RWMonitor 0x[0-9a-f]+\) for writing \(it holds out new readers\), held for reading by 1 goroutine\(s\): goroutine %d$`, w.G, me), d)
-			assert.Regexp(t, fmt.Sprintf(`(?m)^  goroutine %d waiting \S+ to lock "A" \(\*monitor\.RWMonitor 0x[0-9a-f]+\) for reading, held for writing by goroutine %d \(readers: 1\)$`, r.G, w.G), d)
+			assert.Regexp(t, fmt.Sprintf(`(?m)^  goroutine %d waiting \S+ to lock "A" \(\*monitor\.RWMonitor 0x[0-9a-f]+\) for reading, behind writer goroutine %d, queued on it \(readers: 1\)$`, r.G, w.G), d)
 			if mode == detect.Order {
 				assert.Regexp(t, fmt.Sprintf(`(?s)goroutine %d holds:\n    "A" \(\*monitor\.RWMonitor 0x[0-9a-f]+\) for reading \(readers: 1\)\n`, me), d)
 			}
@@ -325,7 +328,7 @@ func TestDumpAndDOTShowRWAccess(t *testing.T) {
 			assert.Contains(t, dot, fmt.Sprintf("\tG%d -> L%d [style=dashed,label=\"waits for writing\"];\n", w.G, id))
 			assert.Contains(t, dot, fmt.Sprintf("\tL%d -> G%d [style=bold,label=\"held for reading by\"];\n", id, me))
 			assert.Contains(t, dot, fmt.Sprintf("\tG%d -> L%d [style=dashed,label=\"waits for reading\"];\n", r.G, id))
-			assert.Contains(t, dot, fmt.Sprintf("\tL%d -> G%d [style=bold,label=\"held for writing by\"];\n", id, w.G))
+			assert.Contains(t, dot, fmt.Sprintf("\tL%d -> G%d [style=bold,label=\"queued for writing by\"];\n", id, w.G))
 
 			a.RUnlock()
 			require.Nil(t, w.Wait(t))
