@@ -210,3 +210,7 @@ func DefaultReporterName() string {
 	}
 	return "?"
 }
+
+// WatchdogPending returns the number of watchdog timers scheduled that
+// have neither fired nor been stopped.
+func WatchdogPending() int { return int(wd.pending.Load()) }
