@@ -135,6 +135,8 @@ type Stats struct {
 	Problems     int // distinct problems reported (bounded by the program's call sites)
 	SeenLocks    int // live locks counted in a problem's tally
 	HoldingGs    int // goroutines with a held-lock record (Order mode)
+	ClaimedGs    int // goroutines with a gstate, holding locks or idle
+	OverflowGs   int // gstates in the overflow maps
 	Searches     int // edges added against the order
 	Visited      int // locks those searches visited
 }
@@ -154,12 +156,26 @@ func ReadStats() Stats {
 	s.Problems = len(current().problems.problems)
 	s.SeenLocks = len(seen.byID)
 	seen.mu.Unlock()
-	for i := range gtable {
-		if gtable[i].w.Load() != 0 {
-			s.HoldingGs++
+	holding := func(g *gstate) {
+		if w := g.w.Load(); w != 0 {
+			s.ClaimedGs++
+			if w&idleBit == 0 {
+				s.HoldingGs++
+			}
 		}
 	}
-	s.HoldingGs += int(overflowN.Load())
+	for i := range gtable {
+		holding(&gtable[i])
+	}
+	for i := range overflow {
+		sh := &overflow[i]
+		sh.mu.Lock()
+		for _, g := range sh.m {
+			holding(g)
+			s.OverflowGs++
+		}
+		sh.mu.Unlock()
+	}
 	return s
 }
 

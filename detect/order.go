@@ -140,31 +140,36 @@ func settle(e *edge) {
 // edge. An acquisition along a known edge takes the stack recorded with
 // the edge. Inversions are made of new edges, usually of new lock
 // instances, so the records a report needs are usually there.
-func (engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) {
-	acquire(l.Meta(k), g, try, false, false)
+func (engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) (report func()) {
+	m := l.PeekMeta()
+	if m == nil {
+		m = l.Meta(k)
+	}
+	return acquire(m, g, try, false, false)
 }
 
 // AcquiredRW records that g acquired the read-write lock l (its writer
 // lock), for reading if read. An RWMonitor's re-entry records nothing.
 // The lock's first write-lock sets writeSeen and, if an edge is pending,
 // looks for the cycles it makes reportable.
-func (engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) {
+func (engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) (report func()) {
 	m := l.Meta(k)
 	late := false
 	if read {
 		if rw := core.RWOf(l, k); rw.Writer() == g || rw.HoldsRead(g) > 1 {
-			return // re-entry: it waits for nobody
+			return nil // re-entry: it waits for nobody
 		}
 	} else if m.Flags.Load()&writeSeen == 0 {
 		m.Flags.Or(writeSeen)
 		late = pendingN.Load() != 0
 	}
-	acquire(m, g, try, read, late)
+	return acquire(m, g, try, read, late)
 }
 
 // acquire records g's acquisition of m (see Acquired); late says that it
-// is a read-write lock's first write-lock with edges pending.
-func acquire(m *core.Meta, g int64, try, read, late bool) {
+// is a read-write lock's first write-lock with edges pending. It returns
+// the delivery of the reports it found, or nil.
+func acquire(m *core.Meta, g int64, try, read, late bool) (report func()) {
 	s := enter(g, true)
 	var at *stackRec
 	if !m.HasSite() || (len(s.held) == 0 && m.Flags.Load()&aloneSeen == 0) {
@@ -193,14 +198,20 @@ func acquire(m *core.Meta, g int64, try, read, late bool) {
 	if late {
 		found = append(found, lateCycles(m, g)...)
 	}
-	// Reported only now: a reporter may take locks, which needs s.
-	var reports []*Report
-	for _, p := range found {
-		if r := orderReport(p); r != nil {
-			reports = append(reports, r)
-		}
+	// Reported only after s is left: a reporter may take locks, which
+	// needs s.
+	if len(found) == 0 {
+		return nil
 	}
-	deliverAll(reports)
+	return func() {
+		var reports []*Report
+		for _, p := range found {
+			if r := orderReport(p); r != nil {
+				reports = append(reports, r)
+			}
+		}
+		deliverAll(reports)
+	}
 }
 
 // heldPCs returns where goroutine g acquired the lock with the given ID,

@@ -964,6 +964,10 @@ func AcquiredRW(l *Lock, k *Class, g int64, try, read bool) {
 	if mode.Load()&modeRecheck != 0 && !settle(g) {
 		return
 	}
+	report := engine.AcquiredRW(l, k, g, try, read)
+	if report == nil {
+		return
+	}
 	done := false
 	defer func() {
 		if done {
@@ -977,7 +981,7 @@ func AcquiredRW(l *Lock, k *Class, g int64, try, read bool) {
 		engine.ReleasedRW(l, g, false)
 		RWOf(l, k).Unlock(g)
 	}()
-	engine.AcquiredRW(l, k, g, try, read)
+	report()
 	done = true
 }
 
