@@ -69,9 +69,9 @@ func HasPath(a, b sync.Locker) bool {
 	}
 	graphMu.Lock()
 	defer graphMu.Unlock()
-	from, to := graph[ma.ID], graph[mb.ID]
-	if from == nil || to == nil {
-		return false
+	from, to := nodeOf(ma), nodeOf(mb)
+	if from.ord == 0 || to.ord == 0 {
+		return false // not in the graph
 	}
 	seen := map[*node]bool{from: true}
 	for queue := []*node{from}; len(queue) > 0; queue = queue[1:] {
@@ -97,7 +97,11 @@ func OrderConsistent() string {
 	defer graphMu.Unlock()
 	pos := map[int64]uint64{}
 	n := 0
-	for id, x := range graph {
+	for i, x := range graph {
+		id := x.meta.ID
+		if x.gi != i {
+			return fmt.Sprintf("lock %d at index %d says %d", id, i, x.gi)
+		}
 		if x.ord == 0 {
 			return fmt.Sprintf("lock %d in the graph without a position", id)
 		}
@@ -114,7 +118,7 @@ func OrderConsistent() string {
 			if edgeSet.get(id, e.to.meta.ID) != e {
 				return fmt.Sprintf("edge %d -> %d: not in the edge set", id, e.to.meta.ID)
 			}
-			if graph[e.to.meta.ID] != e.to {
+			if e.to.ord == 0 || graph[e.to.gi] != e.to {
 				return fmt.Sprintf("edge %d -> %d: target not in the graph", id, e.to.meta.ID)
 			}
 			if e.ordered && e.from.ord >= e.to.ord {

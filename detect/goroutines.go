@@ -217,7 +217,9 @@ func (h *held) stale(g int64) bool {
 // remove deletes record i; the vacated slot is cleared.
 func (s *gstate) remove(i int) {
 	last := len(s.held) - 1
-	copy(s.held[i:], s.held[i+1:])
+	if i < last {
+		copy(s.held[i:], s.held[i+1:])
+	}
 	s.held[last] = held{}
 	s.held = s.held[:last]
 }

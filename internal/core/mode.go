@@ -95,7 +95,7 @@ type Engine interface {
 	// a lock's detection state costs one allocation.
 	NewMeta() *Meta
 	// Forget is called when a lock that had metadata is garbage collected.
-	Forget(id uint64)
+	Forget(m *Meta)
 }
 
 var engine Engine
