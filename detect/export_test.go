@@ -97,6 +97,11 @@ func OrderConsistent() string {
 	defer graphMu.Unlock()
 	pos := map[int64]uint64{}
 	n := 0
+	for o, x := range byPos {
+		if x.ord != o || o%ordGap == 0 || x.ord == 0 {
+			return fmt.Sprintf("byPos has lock %d at %d, which is at %d", x.meta.ID, o, x.ord)
+		}
+	}
 	for i, x := range graph {
 		id := x.meta.ID
 		if x.gi != i {
@@ -107,6 +112,9 @@ func OrderConsistent() string {
 		}
 		if other, dup := pos[x.ord]; dup {
 			return fmt.Sprintf("locks %d and %d share position %d", id, other, x.ord)
+		}
+		if x.ord%ordGap != 0 && byPos[x.ord] != x {
+			return fmt.Sprintf("lock %d off the grid at %d, not in byPos", id, x.ord)
 		}
 		pos[x.ord] = id
 		for i, e := range x.out {
@@ -141,6 +149,7 @@ type Stats struct {
 	HoldingGs    int // goroutines with a held-lock record (Order mode)
 	ClaimedGs    int // goroutines with a gstate, holding locks or idle
 	OverflowGs   int // gstates in the overflow maps
+	Metas        int // locks with metadata
 	Searches     int // edges added against the order
 	Visited      int // locks those searches visited
 }
@@ -160,6 +169,7 @@ func ReadStats() Stats {
 	s.Problems = len(current().problems.problems)
 	s.SeenLocks = len(seen.byID)
 	seen.mu.Unlock()
+	core.Metas(func(*core.Meta) { s.Metas++ })
 	holding := func(g *gstate) {
 		if w := g.w.Load(); w != 0 {
 			s.ClaimedGs++

@@ -41,7 +41,8 @@ func waitForGC(t testing.TB, what string, cond func() bool) {
 func near(got, base detect.Stats, slack int) bool {
 	return got.Nodes <= base.Nodes+slack && got.Edges <= base.Edges+slack &&
 		got.CachedEdges <= base.CachedEdges+slack &&
-		got.Problems <= base.Problems+1 && got.SeenLocks <= base.SeenLocks+slack
+		got.Problems <= base.Problems+1 && got.SeenLocks <= base.SeenLocks+slack &&
+		got.Metas <= base.Metas+slack
 }
 
 // onCollect counts l's collection in n.
