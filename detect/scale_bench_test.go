@@ -192,11 +192,13 @@ func BenchmarkOrderTransfers(b *testing.B) {
 // the timer stopped: allocs/op counts the detector's allocations only.
 // In Order mode a lock's first acquisition makes its metadata (one
 // allocation with its graph node, plus the weak pointer and the cleanup
-// that let it be collected: two more allocations and about a microsecond
-// of the runtime's time per lock) and records where it was first locked;
-// the locked-before case has each lock taken alone once beforehand, with
-// the timer stopped, so that it measures the nesting alone: the new edge.
-// bench/detectcost runs the same nesting against go-deadlock.
+// that let it be collected: three more allocations) and records where it
+// was first locked; the locked-before case has each lock taken alone once
+// beforehand, with the timer stopped, so that it measures the nesting
+// alone: the new edge. cpu-ns/op is the process's CPU time while the
+// timer runs (the collector's and the cleanups' included), steadier than
+// ns/op on a shared machine. bench/detectcost runs the same nesting
+// against go-deadlock.
 func BenchmarkOrderFirstNesting(b *testing.B) {
 	type pair struct{ outer, inner sync.Locker }
 	cases := []struct {

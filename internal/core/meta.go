@@ -63,6 +63,18 @@ func Metas(f func(*Meta)) {
 var nextID atomic.Uint64
 
 // Meta returns l's metadata, creating it on first use.
+//
+// What a lock's metadata costs the runtime: the weak pointer (one
+// allocation, the handle) and the cleanup (two: the argument's box and
+// the closure), three of the four allocations per lock, and together 12 %
+// of the CPU profile of nesting a pair of new locks in Order mode, plus
+// the cleanup's run when the lock is collected. Both are needed as things
+// stand: the weak pointer tells the detector whether a held record's lock
+// is still held by its goroutine, and the cleanup forgets the lock. A scan
+// of the registry's weak pointers once per collection could replace the
+// cleanups (two allocations less per lock, at the price of work in
+// proportion to the live locks on every collection), and a lock-class
+// design would make per-instance metadata unnecessary in Order mode.
 func (l *Lock) Meta(k *Class) *Meta {
 	if m := l.meta.Load(); m != nil {
 		return m
