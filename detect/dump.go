@@ -246,7 +246,8 @@ func WriteDOT(w io.Writer) error {
 	}
 	var order []pair
 	graphMu.Lock()
-	for id, n := range graph {
+	for _, n := range graph {
+		id := n.meta.ID
 		locks[id] = lockInfo(n.meta)
 		for _, e := range n.out {
 			order = append(order, pair{id, e.to.meta.ID, edgeLabel(e)})

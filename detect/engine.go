@@ -267,8 +267,11 @@ func (engine) Deadlock(cycle []core.Hop) error {
 	return &DeadlockError{Report: r}
 }
 
-func (engine) Forget(id uint64) {
-	forgetOrder(id)
+func (engine) Forget(m *core.Meta) {
+	if m.Engined() {
+		forgetOrder(nodeOf(m))
+	}
+	id := m.ID
 	seen.mu.Lock()
 	for _, t := range seen.byID[id] {
 		delete(t.locks, id) // counted already: nlocks stays

@@ -56,9 +56,9 @@ func HasPath(a, b sync.Locker) bool {
 	}
 	graphMu.Lock()
 	defer graphMu.Unlock()
-	from, to := graph[ma.ID], graph[mb.ID]
-	if from == nil || to == nil {
-		return false
+	from, to := nodeOf(ma), nodeOf(mb)
+	if from.ord == 0 || to.ord == 0 {
+		return false // not in the graph
 	}
 	seen := map[*node]bool{from: true}
 	for queue := []*node{from}; len(queue) > 0; queue = queue[1:] {
@@ -84,12 +84,24 @@ func OrderConsistent() string {
 	defer graphMu.Unlock()
 	pos := map[int64]uint64{}
 	n := 0
-	for id, x := range graph {
+	for o, x := range byPos {
+		if x.ord != o || o%ordGap == 0 || x.ord == 0 {
+			return fmt.Sprintf("byPos has lock %d at %d, which is at %d", x.meta.ID, o, x.ord)
+		}
+	}
+	for i, x := range graph {
+		id := x.meta.ID
+		if x.gi != i {
+			return fmt.Sprintf("lock %d at index %d says %d", id, i, x.gi)
+		}
 		if x.ord == 0 {
 			return fmt.Sprintf("lock %d in the graph without a position", id)
 		}
 		if other, dup := pos[x.ord]; dup {
 			return fmt.Sprintf("locks %d and %d share position %d", id, other, x.ord)
+		}
+		if x.ord%ordGap != 0 && byPos[x.ord] != x {
+			return fmt.Sprintf("lock %d off the grid at %d, not in byPos", id, x.ord)
 		}
 		pos[x.ord] = id
 		for i, e := range x.out {
@@ -101,7 +113,7 @@ func OrderConsistent() string {
 			if edgeSet.get(id, e.to.meta.ID) != e {
 				return fmt.Sprintf("edge %d -> %d: not in the edge set", id, e.to.meta.ID)
 			}
-			if graph[e.to.meta.ID] != e.to {
+			if e.to.ord == 0 || graph[e.to.gi] != e.to {
 				return fmt.Sprintf("edge %d -> %d: target not in the graph", id, e.to.meta.ID)
 			}
 			if e.ordered && e.from.ord >= e.to.ord {
@@ -122,6 +134,9 @@ type Stats struct {
 	Problems     int // distinct problems reported (bounded by the program's call sites)
 	SeenLocks    int // live locks counted in a problem's tally
 	HoldingGs    int // goroutines with a held-lock record (Order mode)
+	ClaimedGs    int // goroutines with a gstate, holding locks or idle
+	OverflowGs   int // gstates in the overflow maps
+	Metas        int // locks with metadata
 	Searches     int // edges added against the order
 	Visited      int // locks those searches visited
 }
@@ -141,12 +156,27 @@ func ReadStats() Stats {
 	s.Problems = len(current().problems.problems)
 	s.SeenLocks = len(seen.byID)
 	seen.mu.Unlock()
-	for i := range gtable {
-		if gtable[i].w.Load() != 0 {
-			s.HoldingGs++
+	core.Metas(func(*core.Meta) { s.Metas++ })
+	holding := func(g *gstate) {
+		if w := g.w.Load(); w != 0 {
+			s.ClaimedGs++
+			if w&idleBit == 0 {
+				s.HoldingGs++
+			}
 		}
 	}
-	s.HoldingGs += int(overflowN.Load())
+	for i := range gtable {
+		holding(&gtable[i])
+	}
+	for i := range overflow {
+		sh := &overflow[i]
+		sh.mu.Lock()
+		for _, g := range sh.m {
+			holding(g)
+			s.OverflowGs++
+		}
+		sh.mu.Unlock()
+	}
 	return s
 }
 
@@ -197,3 +227,7 @@ func DefaultReporterName() string {
 	}
 	return "?"
 }
+
+// WatchdogPending returns the number of watchdog timers scheduled that
+// have neither fired nor been stopped.
+func WatchdogPending() int { return int(wd.pending.Load()) }

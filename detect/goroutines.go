@@ -19,11 +19,13 @@ type held struct {
 
 // gstate is what one goroutine holds, in the order taken.
 //
-// w is the goroutine's ID, or 0 when the gstate is free, plus two flags:
-// busyBit while the goroutine itself reads or changes held, sweepBit
-// while the sweeper does. Each sets its flag by CompareAndSwap from the
-// bare ID, so exactly one of them touches held at a time, and that
-// CompareAndSwap orders its accesses after the previous holder's.
+// w is the goroutine's ID, or 0 when the gstate is free, plus three
+// flags: busyBit while the goroutine itself reads or changes held,
+// sweepBit while the sweeper (or another goroutine's claim) does, idleBit
+// while held is empty and nobody uses it. Each sets its flag by
+// CompareAndSwap from the ID with no other flag but idleBit, so exactly
+// one of them touches held at a time, and that CompareAndSwap orders its
+// accesses after the previous user's.
 type gstate struct {
 	w    atomic.Int64
 	held []held
@@ -35,25 +37,33 @@ type gstate struct {
 const (
 	busyBit  = 1 << 62
 	sweepBit = 1 << 61
-	gMask    = sweepBit - 1
+	idleBit  = 1 << 60
+	gMask    = idleBit - 1
 )
 
 // gtable finds a goroutine's gstate without a lock: open addressing on the
 // goroutine ID over gstates held in the table itself (256 KiB of zero
 // memory until used), each free (w == 0) or claimed by one goroutine, so
 // that a probe is one atomic load. A goroutine claims a slot when it takes
-// its first lock and frees it when it releases its last, so the table
-// holds the goroutines that hold locks now. Goroutines beyond what the
-// probe limit finds go to sharded maps under mutexes.
+// its first lock, and keeps it, idle, when it releases its last: the next
+// acquisition finds it with the same one CompareAndSwap that marks it busy,
+// where freeing it and claiming it again cost a clearing, the sweeper's
+// arming and the overflow check per first lock and last unlock (a fifth
+// of the CPU profile of an uncontended Lock/Unlock pair in Order mode).
+// An idle slot is free to take for any goroutine whose own probes find no
+// free slot, so short-lived goroutines that release what they take do not
+// fill the table: the goroutines that need slots are those holding locks
+// now. Goroutines beyond what the probe limit finds go to sharded maps
+// under mutexes.
 //
 // A goroutine that exits holding a lock, or releases a lock while Order
 // mode is off, leaves its records behind. The sweeper, run once per
 // garbage collection while any gstate is claimed, drops every record whose
 // lock has been collected or is no longer held by the record's goroutine,
-// and frees gstates left empty: their memory stays flat however many
-// goroutines exit holding locks.
+// and frees gstates left empty or idle: their memory stays flat however
+// many goroutines exit holding locks.
 //
-// A goroutine that holds nothing probes maxProbe slots to learn it: 4
+// A goroutine with no gstate probes maxProbe slots to learn it: 4
 // keeps that cheap (32 slots, each a pointer and a word to load, cost
 // every short-lived goroutine 64 atomic loads per acquisition and per
 // release, slow under the race detector), and with 4096 slots the table
@@ -96,7 +106,16 @@ func lookup(g int64) *gstate {
 }
 
 // enter returns g's gstate marked busy, or nil if g has none and !create.
+// The usual case, g's gstate in its first slot, is inlined.
 func enter(g int64, create bool) *gstate {
+	s := &gtable[uint64(g)%gslots]
+	if w := s.w.Load(); w&^idleBit != g || !s.w.CompareAndSwap(w, g|busyBit) {
+		s = enterSlow(g, create)
+	}
+	return s
+}
+
+func enterSlow(g int64, create bool) *gstate {
 	for {
 		s := lookup(g)
 		if s == nil {
@@ -105,27 +124,29 @@ func enter(g int64, create bool) *gstate {
 			}
 			return claim(g)
 		}
-		if s.w.CompareAndSwap(g, g|busyBit) {
+		w := s.w.Load()
+		if w&^idleBit == g && s.w.CompareAndSwap(w, g|busyBit) {
 			return s
 		}
-		// The sweeper holds it for a moment, or has just freed it.
-		for s.w.Load() == g|sweepBit {
+		// The sweeper or a claim holds it for a moment, or has taken it.
+		for s.w.Load()&sweepBit != 0 {
 			runtime.Gosched()
 		}
 	}
 }
 
-// leave ends g's use of s, freeing s if g holds nothing any more.
+// leave ends g's use of s, which stays g's: idle if g holds nothing.
 func (s *gstate) leave(g int64) {
 	if len(s.held) > 0 {
 		s.w.Store(g)
 		return
 	}
-	s.free(g)
+	s.checked = 0
+	s.w.Store(g | idleBit)
 }
 
-// free empties s and makes it available; its user (g|busyBit or
-// g|sweepBit) calls it.
+// free empties s and makes it available; its user (the sweeper, with
+// sweepBit set) calls it.
 func (s *gstate) free(g int64) {
 	if cap(s.held) > 64 {
 		s.held = nil
@@ -146,11 +167,23 @@ func (s *gstate) free(g int64) {
 	s.w.Store(0)
 }
 
+// claim gives g, which has no gstate, one marked busy: a free slot of
+// its probe sequence, else an idle one taken from its goroutine (which
+// finds it gone and claims anew when it next takes a lock), else a new
+// gstate in the overflow maps.
 func claim(g int64) *gstate {
 	armSweep()
 	base := uint64(g)
 	for p := uint64(0); p < maxProbe; p++ {
-		if s := &gtable[(base+p)%gslots]; s.w.CompareAndSwap(0, g|busyBit) {
+		if s := &gtable[(base+p)%gslots]; s.w.Load() == 0 && s.w.CompareAndSwap(0, g|busyBit) {
+			return s
+		}
+	}
+	for p := uint64(0); p < maxProbe; p++ {
+		s := &gtable[(base+p)%gslots]
+		if w := s.w.Load(); w&(idleBit|busyBit|sweepBit) == idleBit && s.w.CompareAndSwap(w, g|busyBit) {
+			// Idle: held is empty and cleared (remove clears what it
+			// vacates), so s is g's as it is.
 			return s
 		}
 	}
@@ -184,7 +217,9 @@ func (h *held) stale(g int64) bool {
 // remove deletes record i; the vacated slot is cleared.
 func (s *gstate) remove(i int) {
 	last := len(s.held) - 1
-	copy(s.held[i:], s.held[i+1:])
+	if i < last {
+		copy(s.held[i:], s.held[i+1:])
+	}
 	s.held[last] = held{}
 	s.held = s.held[:last]
 }
@@ -234,13 +269,13 @@ func sweep() (claimed bool) {
 			claimed = true
 			return false
 		}
-		s.drop(w)
+		s.drop(w &^ idleBit)
 		if len(s.held) > 0 {
 			claimed = true
 			s.w.Store(w)
 			return false
 		}
-		s.free(w)
+		s.free(w &^ idleBit)
 		return true
 	}
 	for i := range gtable {

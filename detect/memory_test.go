@@ -3,6 +3,7 @@ package detect_test
 import (
 	"bytes"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -42,7 +43,8 @@ func waitForGC(t testing.TB, what string, cond func() bool) {
 func near(got, base detect.Stats, slack int) bool {
 	return got.Nodes <= base.Nodes+slack && got.Edges <= base.Edges+slack &&
 		got.CachedEdges <= base.CachedEdges+slack &&
-		got.Problems <= base.Problems+1 && got.SeenLocks <= base.SeenLocks+slack
+		got.Problems <= base.Problems+1 && got.SeenLocks <= base.SeenLocks+slack &&
+		got.Metas <= base.Metas+slack
 }
 
 // onCollect counts l's collection in n.
@@ -271,4 +273,35 @@ func TestModeSwitchWhileHeldReclaimed(t *testing.T) {
 	// The shared lock works as ever, with no stale record behind.
 	lockPair(&shared, new(mutex.Mutex))
 	runtime.KeepAlive(&shared)
+}
+
+// TestIdleRecords: a goroutine keeps its record, idle, after releasing its
+// last lock, so that its next first lock claims nothing; short-lived
+// goroutines that release what they take reuse the idle records of
+// goroutines gone before them instead of filling the table and spilling
+// into the overflow maps; and the sweeper frees idle records once
+// collections run.
+func TestIdleRecords(t *testing.T) {
+	configure(t, detect.WithMode(detect.Order))
+	waitForGC(t, "records of earlier tests reclaimed", func() bool { return detect.ReadStats().ClaimedGs == 0 })
+	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no sweep during the run
+	var shared mutex.Mutex
+	const n = 3 * 4096 // goroutines, one after another: more than the table's slots
+	for range n {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			shared.Lock()
+			shared.Unlock()
+		}()
+		<-done
+	}
+	st := detect.ReadStats()
+	t.Logf("after %d goroutines: %+v", n, st)
+	assert.Zero(t, st.HoldingGs)
+	assert.Positive(t, st.ClaimedGs, "records stay claimed, idle")
+	assert.Zero(t, st.OverflowGs, "idle records reused")
+	waitForGC(t, "idle records freed", func() bool { return detect.ReadStats().ClaimedGs == 0 })
+	lockPair(&shared, new(mutex.Mutex)) // and claimed again
+	assert.Equal(t, 1, detect.ReadStats().ClaimedGs)
 }

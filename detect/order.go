@@ -141,31 +141,36 @@ func settle(e *edge) {
 // edge. An acquisition along a known edge takes the stack recorded with
 // the edge. Inversions are made of new edges, usually of new lock
 // instances, so the records a report needs are usually there.
-func (engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) {
-	acquire(l.Meta(k), g, try, false, false)
+func (engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) (report func()) {
+	m := l.PeekMeta()
+	if m == nil {
+		m = l.Meta(k)
+	}
+	return acquire(m, g, try, false, false)
 }
 
 // AcquiredRW records that g acquired the read-write lock l (its writer
 // lock), for reading if read. An RWMonitor's re-entry records nothing.
 // The lock's first write-lock sets writeSeen and, if an edge is pending,
 // looks for the cycles it makes reportable.
-func (engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) {
+func (engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) (report func()) {
 	m := l.Meta(k)
 	late := false
 	if read {
 		if rw := core.RWOf(l, k); rw.Writer() == g || rw.HoldsRead(g) > 1 {
-			return // re-entry: it waits for nobody
+			return nil // re-entry: it waits for nobody
 		}
 	} else if m.Flags.Load()&writeSeen == 0 {
 		m.Flags.Or(writeSeen)
 		late = pendingN.Load() != 0
 	}
-	acquire(m, g, try, read, late)
+	return acquire(m, g, try, read, late)
 }
 
 // acquire records g's acquisition of m (see Acquired); late says that it
-// is a read-write lock's first write-lock with edges pending.
-func acquire(m *core.Meta, g int64, try, read, late bool) {
+// is a read-write lock's first write-lock with edges pending. It returns
+// the delivery of the reports it found, or nil.
+func acquire(m *core.Meta, g int64, try, read, late bool) (report func()) {
 	s := enter(g, true)
 	var at *stackRec
 	if !m.HasSite() || (len(s.held) == 0 && m.Flags.Load()&aloneSeen == 0) {
@@ -194,14 +199,20 @@ func acquire(m *core.Meta, g int64, try, read, late bool) {
 	if late {
 		found = append(found, lateCycles(m, g)...)
 	}
-	// Reported only now: a reporter may take locks, which needs s.
-	var reports []*Report
-	for _, p := range found {
-		if r := orderReport(p); r != nil {
-			reports = append(reports, r)
-		}
+	// Reported only after s is left: a reporter may take locks, which
+	// needs s.
+	if len(found) == 0 {
+		return nil
 	}
-	deliverAll(reports)
+	return func() {
+		var reports []*Report
+		for _, p := range found {
+			if r := orderReport(p); r != nil {
+				reports = append(reports, r)
+			}
+		}
+		deliverAll(reports)
+	}
 }
 
 // heldPCs returns where goroutine g acquired the lock with the given ID,
@@ -312,14 +323,22 @@ func (engine) ReleasedRW(l *core.Lock, g int64, read bool) {
 // seen before, to forget a collected lock, and by Dump and WriteDOT.
 var (
 	graphMu sync.Mutex
-	graph   = map[uint64]*node{}
+	// graph lists the locks in the graph (a node's gi is its index).
+	// Rejected alternative: a map by ID, whose inserts and deletes, as
+	// locks are made and collected in waves, took a tenth of the CPU
+	// time of nesting a new pair of locks.
+	graph []*node
 	// lo and hi are the lowest and highest positions given out: a lock
 	// new to the graph goes ordGap beyond one end, where no edge into it
 	// (or out of it) can be against the order. ordGap leaves room for
 	// about 2^39 locks at each end.
 	lo, hi int64
-	// byPos finds the lock at a position, so that a renumbering into a
-	// gap can check that the positions it picks are free.
+	// byPos finds the lock at a position off the ordGap grid, so that a
+	// renumbering into a gap can check that the positions it picks are
+	// free. Positions on the grid are those given out by addNode, and
+	// intoGap never picks one (it picks odd positions): a lock that never
+	// moves costs no map insert and delete, which took a tenth of the CPU
+	// time of nesting a new pair of locks.
 	byPos = map[int64]*node{}
 )
 
@@ -352,6 +371,7 @@ func nodeOf(m *core.Meta) *node { return &(*lockState)(unsafe.Pointer(m)).node }
 type node struct {
 	meta *core.Meta
 	ord  int64   // position in the topological order; 0 while not in the graph
+	gi   int     // index in graph, while in the graph
 	out  []*edge // edges from this lock, ordered or not
 	in   []*edge // edges into this lock
 	// Inline room for the first edge out of and into this lock, and for
@@ -406,9 +426,24 @@ func addNode(n *node, asSource bool) {
 		hi += ordGap
 		n.ord = hi
 	}
-	byPos[n.ord] = n
 	n.out, n.in = n.out1[:0], n.in1[:0]
-	graph[n.meta.ID] = n
+	n.gi = len(graph)
+	graph = append(graph, n)
+}
+
+// dropNode takes n, with no edges left, out of the graph.
+func dropNode(n *node) {
+	last := graph[len(graph)-1]
+	graph[n.gi], last.gi = last, n.gi
+	graph[len(graph)-1] = nil
+	graph = graph[:len(graph)-1]
+	if c := cap(graph); c > 1024 && len(graph) < c/4 {
+		graph = slices.Clip(slices.Clone(graph)) // give back what a wave of locks left
+	}
+	if n.ord%ordGap != 0 {
+		delete(byPos, n.ord)
+	}
+	n.out, n.in, n.ord = nil, nil, 0
 }
 
 // link adds e to both ends' lists and to edgeSet.
@@ -787,7 +822,7 @@ func reorder(x, y *node) []*edge {
 // there was room: positions strictly between end and the nearest
 // position of a lock outside the set that must stay on the far side (a
 // predecessor of the set, below; a successor, above), none of them in
-// use.
+// use. The positions are odd, so off the ordGap grid (see byPos).
 func intoGap(set []*node, mark uint64, below bool, end int64) bool {
 	bound := end
 	if below {
@@ -812,17 +847,19 @@ func intoGap(set []*node, mark uint64, below bool, end int64) bool {
 	a, b := min(bound, end), max(bound, end) // the open interval (a, b)
 	k := int64(len(set))
 	step := (b - a) / (k + 1)
-	if step == 0 {
+	if step < 2 {
 		return false
 	}
+	// a+step*i | 1 is a+step*i or the next position, still below the
+	// next pick and below b, since step >= 2.
 	for i := int64(1); i <= k; i++ {
-		if _, used := byPos[a+step*i]; used || a+step*i == 0 { // 0: not in the graph
+		if _, used := byPos[(a+step*i)|1]; used {
 			return false
 		}
 	}
 	slices.SortFunc(set, func(p, q *node) int { return cmp.Compare(p.ord, q.ord) })
 	for i, n := range set {
-		setOrd(n, a+step*int64(i+1))
+		setOrd(n, (a+step*int64(i+1))|1)
 	}
 	return true
 }
@@ -830,11 +867,13 @@ func intoGap(set []*node, mark uint64, below bool, end int64) bool {
 // setOrd moves n to position o, which is free or being vacated by the
 // same renumbering.
 func setOrd(n *node, o int64) {
-	if byPos[n.ord] == n {
+	if n.ord%ordGap != 0 && byPos[n.ord] == n {
 		delete(byPos, n.ord)
 	}
 	n.ord = o
-	byPos[o] = n
+	if o%ordGap != 0 {
+		byPos[o] = n
+	}
 }
 
 // orderReport builds the LockOrder report for the cycle that p.closing
@@ -886,12 +925,11 @@ var region []*node // forgetOrder's scratch, guarded by graphMu
 // locks collected at once then grows its transitive closure while it is
 // being forgotten (6.5 million edges from 200,000 in the transfers
 // benchmark).
-func forgetOrder(id uint64) {
+func forgetOrder(n *node) {
 	graphMu.Lock()
 	defer graphMu.Unlock()
-	n := graph[id]
-	if n == nil {
-		return
+	if n.ord == 0 {
+		return // not in the graph
 	}
 	searchMark += 2
 	gone := searchMark
@@ -927,9 +965,7 @@ func forgetOrder(id uint64) {
 		for len(x.in) > 0 {
 			unlink(x.in[len(x.in)-1])
 		}
-		delete(graph, x.meta.ID)
-		delete(byPos, x.ord)
-		x.out, x.in, x.ord = nil, nil, 0
+		dropNode(x)
 	}
 	clear(region)
 }

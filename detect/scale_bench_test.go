@@ -192,11 +192,13 @@ func BenchmarkOrderTransfers(b *testing.B) {
 // the timer stopped: allocs/op counts the detector's allocations only.
 // In Order mode a lock's first acquisition makes its metadata (one
 // allocation with its graph node, plus the weak pointer and the cleanup
-// that let it be collected: two more allocations and about a microsecond
-// of the runtime's time per lock) and records where it was first locked;
-// the locked-before case has each lock taken alone once beforehand, with
-// the timer stopped, so that it measures the nesting alone: the new edge.
-// bench/detectcost runs the same nesting against go-deadlock.
+// that let it be collected: three more allocations) and records where it
+// was first locked; the locked-before case has each lock taken alone once
+// beforehand, with the timer stopped, so that it measures the nesting
+// alone: the new edge. cpu-ns/op is the process's CPU time while the
+// timer runs (the collector's and the cleanups' included), steadier than
+// ns/op on a shared machine. bench/detectcost runs the same nesting
+// against go-deadlock.
 func BenchmarkOrderFirstNesting(b *testing.B) {
 	type pair struct{ outer, inner sync.Locker }
 	cases := []struct {
@@ -226,14 +228,18 @@ func BenchmarkOrderFirstNesting(b *testing.B) {
 			defer c.setup()()
 			const batch = 1024
 			pairs := make([]pair, 0, batch)
+			var cpu time.Duration // while the timer runs
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			for i := 0; i < b.N; i++ {
 				if len(pairs) == 0 {
 					b.StopTimer()
+					cpu += cpuTime() - cpu0
 					for range min(batch, b.N-i) {
 						pairs = append(pairs, c.pair())
 					}
+					cpu0 = cpuTime()
 					b.StartTimer()
 				}
 				p := pairs[len(pairs)-1]
@@ -244,6 +250,8 @@ func BenchmarkOrderFirstNesting(b *testing.B) {
 				p.inner.Unlock()
 				p.outer.Unlock()
 			}
+			cpu += cpuTime() - cpu0
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

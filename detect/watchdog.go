@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,14 +30,26 @@ import (
 //
 // Each configuration starts its own chain: a chain armed under an older
 // configuration (with, say, Order mode's 30 s timeout and a 7.5 s period)
-// stops at its next scan, so that a shorter timeout configured later takes
-// effect at once rather than after the old period. If the new
-// configuration was installed from inside a bubble, which cannot start a
-// chain, the old chain carries on under it instead.
+// is stopped when the new one starts: its pending timer is stopped, so
+// that a shorter timeout configured later takes effect at once rather
+// than after the old period, and so that rapid reconfiguration (a
+// Configure and its restore per test) leaves one pending timer, not one
+// per configuration until each fires. If the new configuration was
+// installed from inside a bubble, which cannot start a chain, the old
+// chain carries on under it instead.
 var wd struct {
 	timeout atomic.Int64  // nanoseconds; 0 is off
 	gen     atomic.Uint64 // configuration generation, bumped by each install
 	armed   atomic.Uint64 // the generation whose scans are scheduled, or 0
+
+	// mu serialises arming: a chain's next timer is scheduled, and an
+	// older chain's pending timer stopped, under it, so that timer is
+	// always the one timer of the chain armed names.
+	mu    sync.Mutex
+	timer *time.Timer // guarded by mu: the armed chain's latest timer
+	// pending counts the scheduled timers that have neither fired nor
+	// been stopped (for tests).
+	pending atomic.Int32
 }
 
 func watchdogConfigured(d time.Duration) {
@@ -54,9 +67,23 @@ func watchdogParked() {
 	if d <= 0 || a == g || core.InBubble() {
 		return
 	}
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
 	if wd.armed.CompareAndSwap(a, g) {
-		time.AfterFunc(period(d), func() { scan(g) })
+		if wd.timer != nil && wd.timer.Stop() {
+			wd.pending.Add(-1)
+		}
+		schedule(g, d)
 	}
+}
+
+// schedule arms chain g's next scan; wd.mu is held.
+func schedule(g uint64, d time.Duration) {
+	wd.pending.Add(1)
+	wd.timer = time.AfterFunc(period(d), func() {
+		wd.pending.Add(-1)
+		scan(g)
+	})
 }
 
 func period(d time.Duration) time.Duration { return max(d/4, time.Millisecond) }
@@ -83,7 +110,11 @@ func scan(g uint64) {
 			overdue = append(overdue, wi)
 		}
 	})
-	time.AfterFunc(period(d), func() { scan(g) })
+	wd.mu.Lock()
+	if wd.armed.Load() == g {
+		schedule(g, d)
+	} // else a newer chain has started meanwhile: this one ends here
+	wd.mu.Unlock()
 	// Reports go out after the next scan is scheduled, so that a reporter
 	// that panics or exits its goroutine (t.FailNow) cannot stop the
 	// watchdog.

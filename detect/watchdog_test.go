@@ -188,3 +188,18 @@ func TestWaitTimeoutReporterExits(t *testing.T) {
 		require.Nil(t, w.Wait(t))
 	}
 }
+
+// TestWatchdogReconfigureKeepsOneTimer: each configuration with a wait
+// timeout starts its own chain of watchdog scans, and the chain it
+// replaces is stopped at once, so that many rapid reconfigurations (a
+// Configure and its restore per test, in a large suite) leave one pending
+// timer rather than one per configuration until each fires (a quarter of
+// the timeout later).
+func TestWatchdogReconfigureKeepsOneTimer(t *testing.T) {
+	configure(t, detect.WithMode(detect.Order), detect.WithWaitTimeout(time.Hour))
+	for i := range 10_000 {
+		restore := detect.Configure(detect.WithWaitTimeout(time.Hour + time.Duration(i)))
+		restore()
+	}
+	assert.Equal(t, 1, detect.WatchdogPending(), "pending watchdog timers")
+}

@@ -76,13 +76,16 @@ type Engine interface {
 	// goroutine (cycle[0].G) would close, and returns the error that
 	// Lock panics with and LockContext returns.
 	Deadlock(cycle []Hop) error
-	// Acquired and Released are called in Order mode only.
-	Acquired(l *Lock, k *Class, g int64, try bool)
+	// Acquired and Released are called in Order mode only. Acquired
+	// records the acquisition and returns nil, or, if it found problems
+	// to report, a function that delivers the reports, which the caller
+	// runs with the acquisition's undo armed (a reporter may panic).
+	Acquired(l *Lock, k *Class, g int64, try bool) (report func())
 	Released(l *Lock, g int64)
 	// AcquiredRW and ReleasedRW are their counterparts for an RWLock
 	// (l is its writer lock), read saying which mode; a release is
 	// forwarded after the lock changed. Order mode only.
-	AcquiredRW(l *Lock, k *Class, g int64, try, read bool)
+	AcquiredRW(l *Lock, k *Class, g int64, try, read bool) (report func())
 	ReleasedRW(l *Lock, g int64, read bool)
 	// Parked is called when a goroutine has registered as blocked, in
 	// Cycles and Order modes, so that the wait-timeout watchdog can arm.
@@ -92,7 +95,7 @@ type Engine interface {
 	// a lock's detection state costs one allocation.
 	NewMeta() *Meta
 	// Forget is called when a lock that had metadata is garbage collected.
-	Forget(id uint64)
+	Forget(m *Meta)
 }
 
 var engine Engine
@@ -110,10 +113,23 @@ func SetEngine(e Engine) { engine = e }
 // panic came from.
 //
 // While a recheck is pending, Acquired and Released run it first, and forward only in Order mode.
+//
+// The undo is armed (a deferred call) only around the delivery of
+// reports: the engine's bookkeeping itself does not panic, and a defer on
+// every acquisition (a closure call on the way out) took 7 % of the CPU
+// profile of an uncontended Lock/Unlock pair in Order mode.
 func Acquired(l *Lock, k *Class, g int64, try bool) {
 	if mode.Load()&modeRecheck != 0 && !settle(g) {
 		return
 	}
+	if report := engine.Acquired(l, k, g, try); report != nil {
+		reportOrUndo(l, g, report)
+	}
+}
+
+// reportOrUndo runs report; if it does not return, g's acquisition of l
+// is undone.
+func reportOrUndo(l *Lock, g int64, report func()) {
 	done := false
 	defer func() {
 		if !done {
@@ -121,7 +137,7 @@ func Acquired(l *Lock, k *Class, g int64, try bool) {
 			l.Release(g)
 		}
 	}()
-	engine.Acquired(l, k, g, try)
+	report()
 	done = true
 }
 

@@ -1038,6 +1038,10 @@ func AcquiredRW(l *Lock, k *Class, g int64, try, read bool) {
 	if mode.Load()&modeRecheck != 0 && !settle(g) {
 		return
 	}
+	report := engine.AcquiredRW(l, k, g, try, read)
+	if report == nil {
+		return
+	}
 	done := false
 	defer func() {
 		if done {
@@ -1051,7 +1055,7 @@ func AcquiredRW(l *Lock, k *Class, g int64, try, read bool) {
 		engine.ReleasedRW(l, g, false)
 		RWOf(l, k).Unlock(g)
 	}()
-	engine.AcquiredRW(l, k, g, try, read)
+	report()
 	done = true
 }
 
