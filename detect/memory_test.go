@@ -282,7 +282,7 @@ func TestModeSwitchWhileHeldReclaimed(t *testing.T) {
 // into the overflow maps; and the sweeper frees idle records once
 // collections run.
 func TestIdleRecords(t *testing.T) {
-	configure(t, detect.WithMode(detect.Order))
+	detecttest.Configure(t, detect.WithMode(detect.Order))
 	waitForGC(t, "records of earlier tests reclaimed", func() bool { return detect.ReadStats().ClaimedGs == 0 })
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no sweep during the run
 	var shared mutex.Mutex

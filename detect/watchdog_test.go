@@ -196,7 +196,7 @@ func TestWaitTimeoutReporterExits(t *testing.T) {
 // timer rather than one per configuration until each fires (a quarter of
 // the timeout later).
 func TestWatchdogReconfigureKeepsOneTimer(t *testing.T) {
-	configure(t, detect.WithMode(detect.Order), detect.WithWaitTimeout(time.Hour))
+	detecttest.Configure(t, detect.WithMode(detect.Order), detect.WithWaitTimeout(time.Hour))
 	for i := range 10_000 {
 		restore := detect.Configure(detect.WithWaitTimeout(time.Hour + time.Duration(i)))
 		restore()
