@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/locksmith-go/locksmith/internal/cputime"
 )
 
 // Result is what one run of a scenario measured.
@@ -57,13 +59,13 @@ type clock struct {
 }
 
 func startClock() clock {
-	u, s := cpuTimes()
+	u, s := cputime.Split()
 	return clock{t0: time.Now(), u0: u, s0: s}
 }
 
 func (c clock) stop(ops int64) Result {
 	wall := time.Since(c.t0)
-	u, s := cpuTimes()
+	u, s := cputime.Split()
 	return Result{Ops: ops, Wall: wall, User: u - c.u0, Sys: s - c.s0}
 }
 

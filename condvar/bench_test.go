@@ -1,7 +1,7 @@
 //go:build unix
 
-// The benchmarks need syscall.Getrusage for CPU time, hence the build
-// constraint; the tests and examples build everywhere.
+// The benchmarks report CPU time, which internal/cputime measures on unix
+// systems only, hence the build constraint; the tests and examples build everywhere.
 
 package condvar_test
 
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/condvar"
-	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/cputime"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -106,7 +106,7 @@ const pingPongRound = 5000
 func pingPong(l sync.Locker, cv cond, n int) time.Duration {
 	turn := 0 // guarded by l: 1 for the pong side, 0 for the ping side
 	done := make(chan struct{})
-	cpu0 := testutil.CPUTime()
+	cpu0 := cputime.Total()
 	go func() {
 		defer close(done)
 		l.Lock()
@@ -129,5 +129,5 @@ func pingPong(l sync.Locker, cv cond, n int) time.Duration {
 	}
 	l.Unlock()
 	<-done
-	return testutil.CPUTime() - cpu0
+	return cputime.Total() - cpu0
 }

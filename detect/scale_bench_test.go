@@ -7,22 +7,13 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/cputime"
 	"github.com/locksmith-go/locksmith/mutex"
 )
-
-// cpuTime returns the process's user plus system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 func newSync() sync.Locker  { return new(sync.Mutex) }
 func newMutex() sync.Locker { return new(mutex.Mutex) }
@@ -137,7 +128,7 @@ func BenchmarkOrderTransfers(b *testing.B) {
 				base0 := detect.ReadStats()
 				base := base0.Edges
 				b.StartTimer()
-				t0, c0 := time.Now(), cpuTime()
+				t0, c0 := time.Now(), cputime.Total()
 				for i := range transfers {
 					x, y := rng.IntN(accounts), rng.IntN(accounts)
 					if x == y {
@@ -153,12 +144,12 @@ func BenchmarkOrderTransfers(b *testing.B) {
 					switch i + 1 {
 					case tenth:
 						first += float64(time.Since(t0).Nanoseconds()) / float64(tenth)
-						firstCPU += float64((cpuTime() - c0).Nanoseconds()) / float64(tenth)
+						firstCPU += float64((cputime.Total() - c0).Nanoseconds()) / float64(tenth)
 					case transfers - tenth:
-						t0, c0 = time.Now(), cpuTime()
+						t0, c0 = time.Now(), cputime.Total()
 					case transfers:
 						last += float64(time.Since(t0).Nanoseconds()) / float64(tenth)
-						lastCPU += float64((cpuTime() - c0).Nanoseconds()) / float64(tenth)
+						lastCPU += float64((cputime.Total() - c0).Nanoseconds()) / float64(tenth)
 					}
 				}
 				b.StopTimer()
@@ -281,7 +272,7 @@ func BenchmarkOrderShortLivedGoroutines(b *testing.B) {
 					defer detect.Configure(detect.WithMode(c.mode), detect.WithWaitTimeout(0))()
 					outer, inner := c.newLock(), c.newLock()
 					b.ReportAllocs()
-					cpu0 := cpuTime()
+					cpu0 := cputime.Total()
 					for b.Loop() {
 						done := make(chan struct{})
 						go func() {
@@ -298,7 +289,7 @@ func BenchmarkOrderShortLivedGoroutines(b *testing.B) {
 						}()
 						<-done
 					}
-					b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+					b.ReportMetric(float64((cputime.Total()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 				})
 			}
 		})

@@ -1,7 +1,7 @@
 //go:build unix
 
-// The benchmarks need syscall.Getrusage for CPU time, hence the build
-// constraint; the tests and examples build everywhere.
+// The benchmarks report CPU time, which internal/cputime measures on unix
+// systems only, hence the build constraint; the tests and examples build everywhere.
 
 package monitor_test
 

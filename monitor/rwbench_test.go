@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/locksmith-go/locksmith/internal/cputime"
 	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/monitor"
 )
@@ -20,7 +21,7 @@ func BenchmarkRWMonitorReadPair(b *testing.B) {
 	b.Run("sync.RWMutex", func(b *testing.B) {
 		var rw sync.RWMutex
 		b.ResetTimer()
-		cpu0 := testutil.CPUTime()
+		cpu0 := cputime.Total()
 		for range b.N {
 			rw.RLock()
 			rw.RUnlock()
@@ -31,7 +32,7 @@ func BenchmarkRWMonitorReadPair(b *testing.B) {
 		var rw monitor.RWMonitor
 		b.ReportAllocs()
 		b.ResetTimer()
-		cpu0 := testutil.CPUTime()
+		cpu0 := cputime.Total()
 		for range b.N {
 			rw.RLock()
 			rw.RUnlock()
@@ -47,7 +48,7 @@ func BenchmarkRWMonitorReentrantRead(b *testing.B) {
 	b.Run("sync.RWMutex", func(b *testing.B) {
 		var rw sync.RWMutex
 		b.ResetTimer()
-		cpu0 := testutil.CPUTime()
+		cpu0 := cputime.Total()
 		for range b.N {
 			rw.RLock()
 			rw.RUnlock()
@@ -60,7 +61,7 @@ func BenchmarkRWMonitorReentrantRead(b *testing.B) {
 		defer rw.RUnlock()
 		b.ReportAllocs()
 		b.ResetTimer()
-		cpu0 := testutil.CPUTime()
+		cpu0 := cputime.Total()
 		for range b.N {
 			rw.RLock()
 			rw.RUnlock()
@@ -75,7 +76,7 @@ func BenchmarkRWMonitorWritePair(b *testing.B) {
 	b.Run("sync.RWMutex", func(b *testing.B) {
 		var rw sync.RWMutex
 		b.ResetTimer()
-		cpu0 := testutil.CPUTime()
+		cpu0 := cputime.Total()
 		for range b.N {
 			rw.Lock()
 			rw.Unlock()
@@ -86,7 +87,7 @@ func BenchmarkRWMonitorWritePair(b *testing.B) {
 		var rw monitor.RWMonitor
 		b.ReportAllocs()
 		b.ResetTimer()
-		cpu0 := testutil.CPUTime()
+		cpu0 := cputime.Total()
 		for range b.N {
 			rw.Lock()
 			rw.Unlock()

@@ -1,7 +1,7 @@
 //go:build unix
 
-// The benchmarks need syscall.Getrusage for CPU time, hence the build
-// constraint; the tests and examples build everywhere.
+// The benchmarks report CPU time, which internal/cputime measures on unix
+// systems only, hence the build constraint; the tests and examples build everywhere.
 
 package mutex_test
 
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksmith-go/locksmith/internal/cputime"
 	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
@@ -121,10 +122,10 @@ func contended(l sync.Locker, goroutines, n int) (wall, cpu time.Duration) {
 			}
 		}()
 	}
-	cpu0, t0 := testutil.CPUTime(), time.Now()
+	cpu0, t0 := cputime.Total(), time.Now()
 	close(start)
 	wg.Wait()
-	return time.Since(t0), testutil.CPUTime() - cpu0
+	return time.Since(t0), cputime.Total() - cpu0
 }
 
 // BenchmarkWork measures the critical section of the contended benchmarks

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/locksmith-go/locksmith/internal/cputime"
 	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -21,7 +22,7 @@ func BenchmarkRWMutexReadPair(b *testing.B) {
 	b.Run("sync.RWMutex", func(b *testing.B) {
 		var rw sync.RWMutex
 		b.ResetTimer()
-		cpu0 := testutil.CPUTime()
+		cpu0 := cputime.Total()
 		for range b.N {
 			rw.RLock()
 			rw.RUnlock()
@@ -32,7 +33,7 @@ func BenchmarkRWMutexReadPair(b *testing.B) {
 		var rw mutex.RWMutex
 		b.ReportAllocs()
 		b.ResetTimer()
-		cpu0 := testutil.CPUTime()
+		cpu0 := cputime.Total()
 		for range b.N {
 			rw.RLock()
 			rw.RUnlock()
@@ -46,7 +47,7 @@ func BenchmarkRWMutexWritePair(b *testing.B) {
 	b.Run("sync.RWMutex", func(b *testing.B) {
 		var rw sync.RWMutex
 		b.ResetTimer()
-		cpu0 := testutil.CPUTime()
+		cpu0 := cputime.Total()
 		for range b.N {
 			rw.Lock()
 			rw.Unlock()
@@ -57,7 +58,7 @@ func BenchmarkRWMutexWritePair(b *testing.B) {
 		var rw mutex.RWMutex
 		b.ReportAllocs()
 		b.ResetTimer()
-		cpu0 := testutil.CPUTime()
+		cpu0 := cputime.Total()
 		for range b.N {
 			rw.Lock()
 			rw.Unlock()
@@ -77,7 +78,7 @@ func BenchmarkRWMutexReadPairWithReaders(b *testing.B) {
 	defer release()
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := testutil.CPUTime()
+	cpu0 := cputime.Total()
 	for range b.N {
 		rw.RLock()
 		rw.RUnlock()
@@ -97,7 +98,7 @@ func BenchmarkRWMutexReadPairBesideDisplaced(b *testing.B) {
 	rw.RUnlock()
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := testutil.CPUTime()
+	cpu0 := cputime.Total()
 	for range b.N {
 		rw.RLock()
 		rw.RUnlock()

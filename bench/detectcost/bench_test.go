@@ -1,7 +1,7 @@
 //go:build unix
 
-// The benchmarks need syscall.Getrusage for CPU time, hence the build
-// constraint; the tests build everywhere.
+// The benchmarks report CPU time, which internal/cputime measures on unix
+// systems only, hence the build constraint; the tests build everywhere.
 
 package detectcost_test
 
@@ -10,13 +10,13 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sasha-s/go-deadlock"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/cputime"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -189,22 +189,13 @@ func benchContended(b *testing.B, goroutines int, c benchCase) {
 		}()
 	}
 	b.ResetTimer()
-	cpu0, t0 := cpuTime(), time.Now()
+	cpu0, t0 := cputime.Total(), time.Now()
 	close(start)
 	wg.Wait()
-	wall, cpu := time.Since(t0), cpuTime()-cpu0
+	wall, cpu := time.Since(t0), cputime.Total()-cpu0
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/wall.Seconds(), "ops/s")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
-}
-
-// cpuTime returns the process's user plus system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkMutexFirstNesting nests a pair of fresh lock instances, never

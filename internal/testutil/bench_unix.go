@@ -5,9 +5,10 @@ package testutil
 import (
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/locksmith-go/locksmith/internal/cputime"
 )
 
 // A PairCase is one lock under an uncontended benchmark. Pairs does n
@@ -62,9 +63,9 @@ func BenchPairs(b *testing.B, cases []PairCase) {
 		b.Run(c.Name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := CPUTime()
+			cpu0 := cputime.Total()
 			c.Pairs(b.N)
-			cpu := CPUTime() - cpu0
+			cpu := cputime.Total() - cpu0
 			b.StopTimer()
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
@@ -121,10 +122,10 @@ func BenchContended(b *testing.B, goroutines int, cases []LockCase) {
 				}()
 			}
 			b.ResetTimer()
-			cpu0, t0 := CPUTime(), time.Now()
+			cpu0, t0 := cputime.Total(), time.Now()
 			close(start)
 			wg.Wait()
-			wall, cpu := time.Since(t0), CPUTime()-cpu0
+			wall, cpu := time.Since(t0), cputime.Total()-cpu0
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/wall.Seconds(), "ops/s")
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
@@ -144,15 +145,6 @@ func Work(x uint64) uint64 {
 		x = x*6364136223846793005 + i
 	}
 	return x
-}
-
-// CPUTime returns the process's user plus system CPU time.
-func CPUTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // RWLocker is the part of a read-write lock the mixed benchmarks use.
@@ -216,10 +208,10 @@ func BenchRWMix(b *testing.B, goroutines, readPermille int, cases []RWCase) {
 				}()
 			}
 			b.ResetTimer()
-			cpu0, t0 := CPUTime(), time.Now()
+			cpu0, t0 := cputime.Total(), time.Now()
 			close(start)
 			wg.Wait()
-			wall, cpu := time.Since(t0), CPUTime()-cpu0
+			wall, cpu := time.Since(t0), cputime.Total()-cpu0
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/wall.Seconds(), "ops/s")
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
@@ -232,5 +224,5 @@ func BenchRWMix(b *testing.B, goroutines, readPermille int, cases []RWCase) {
 // shared machine it is steadier than the wall time, which includes the
 // time the goroutine was not running.
 func ReportCPU(b *testing.B, cpu0 time.Duration) {
-	b.ReportMetric(float64((CPUTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((cputime.Total()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
