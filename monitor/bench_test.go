@@ -6,7 +6,6 @@
 package monitor_test
 
 import (
-	"fmt"
 	"sync"
 	"testing"
 
@@ -16,6 +15,8 @@ import (
 
 // monitorPairs calls Lock and Unlock on the concrete type, as users do
 // (see testutil.PairCase).
+//
+//go:noinline
 func monitorPairs(m *monitor.Monitor) func(int) {
 	return func(n int) {
 		for range n {
@@ -50,16 +51,12 @@ func BenchmarkMonitorReentry(b *testing.B) {
 	))
 }
 
-// BenchmarkMonitorContended runs goroutines goroutines sharing one lock,
+// BenchmarkMonitorContended runs 2, 4 and 8 goroutines sharing one lock,
 // each doing about 100 ns of work inside it, and reports throughput and
 // the process's CPU time (user+sys) per operation.
 func BenchmarkMonitorContended(b *testing.B) {
-	for _, g := range []int{2, 4, 8} {
-		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
-			testutil.BenchContended(b, g, []testutil.LockCase{
-				{Name: "sync.Mutex", Setup: testutil.Plain(new(sync.Mutex))},
-				{Name: "monitor.Monitor", Setup: testutil.Plain(new(monitor.Monitor))},
-			})
-		})
-	}
+	testutil.BenchContended(b, []testutil.LockCase{
+		{Name: "sync.Mutex", Lock: new(sync.Mutex)},
+		{Name: "monitor.Monitor", Lock: new(monitor.Monitor)},
+	})
 }
