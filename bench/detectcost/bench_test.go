@@ -11,12 +11,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/sasha-s/go-deadlock"
 
 	"github.com/locksmith-go/locksmith/detect"
-	"github.com/locksmith-go/locksmith/internal/cputime"
+	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -165,37 +164,14 @@ func benchContended(b *testing.B, goroutines int, c benchCase) {
 	defer teardown()
 	l := locks[0]
 	var shared uint64 // guarded by l
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for g := range goroutines {
-		n := b.N / goroutines
-		if g < b.N%goroutines {
-			n++
+	wall, cpu := testutil.Contend(b, goroutines, b.N, b.ResetTimer, func(_, k int) {
+		for range k {
+			l.Lock()
+			shared++
+			l.Unlock()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if v := recover(); v != nil {
-					b.Errorf("Lock panicked: %v", v)
-				}
-			}()
-			<-start
-			for range n {
-				l.Lock()
-				shared++
-				l.Unlock()
-			}
-		}()
-	}
-	b.ResetTimer()
-	cpu0, t0 := cputime.Total(), time.Now()
-	close(start)
-	wg.Wait()
-	wall, cpu := time.Since(t0), cputime.Total()-cpu0
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/wall.Seconds(), "ops/s")
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	})
+	testutil.ReportContended(b, wall, cpu)
 }
 
 // BenchmarkMutexFirstNesting nests a pair of fresh lock instances, never

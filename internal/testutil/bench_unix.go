@@ -133,9 +133,7 @@ func BenchContended(b *testing.B, cases []LockCase) {
 			for _, c := range cases {
 				b.Run(c.Name, func(b *testing.B) {
 					wall, cpu := contended(b, c.Lock, g, b.N, b.ResetTimer)
-					b.StopTimer()
-					b.ReportMetric(float64(b.N)/wall.Seconds(), "ops/s")
-					b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+					ReportContended(b, wall, cpu)
 				})
 			}
 		})
@@ -177,7 +175,7 @@ func BenchContendedRatio(b *testing.B, cases []LockCase) {
 // each doing Work inside l, and returns the real and CPU time they took.
 func contended(b *testing.B, l sync.Locker, goroutines, n int, ready func()) (wall, cpu time.Duration) {
 	var shared uint64 // guarded by l
-	return race(b, goroutines, n, ready, func(_, k int) {
+	return Contend(b, goroutines, n, ready, func(_, k int) {
 		for range k {
 			l.Lock()
 			shared = Work(shared)
@@ -186,14 +184,14 @@ func contended(b *testing.B, l sync.Locker, goroutines, n int, ready func()) (wa
 	})
 }
 
-// race starts goroutines goroutines, the g-th of which runs body(g, k)
+// Contend starts goroutines goroutines, the g-th of which runs body(g, k)
 // with the k summing to n, releases them together and returns the real
 // and the process's CPU time from the release until the last returns.
 // ready, if not nil, is called just before the release (b.ResetTimer, to
 // leave the goroutines' start out). A panic in body (a lock's misuse
 // panic) fails the benchmark without killing the binary; that goroutine
 // stops early.
-func race(b *testing.B, goroutines, n int, ready func(), body func(g, k int)) (wall, cpu time.Duration) {
+func Contend(b *testing.B, goroutines, n int, ready func(), body func(g, k int)) (wall, cpu time.Duration) {
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for g := range goroutines {
@@ -220,6 +218,15 @@ func race(b *testing.B, goroutines, n int, ready func(), body func(g, k int)) (w
 	close(start)
 	wg.Wait()
 	return time.Since(t0), cputime.Total() - cpu0
+}
+
+// ReportContended stops b's timer and reports the throughput (ops/s) and
+// the process's CPU time (user+sys) per operation of b.N operations that
+// took wall and cpu (from Contend).
+func ReportContended(b *testing.B, wall, cpu time.Duration) {
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/wall.Seconds(), "ops/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 // workRounds makes Work take roughly 100 ns on a current x86-64 core: a
@@ -272,7 +279,7 @@ func BenchRWMix(b *testing.B, cases []RWCase) {
 func benchRWMix(b *testing.B, goroutines, readPermille int, l RWLocker) {
 	var shared uint64 // guarded by l
 	var sink atomic.Uint64
-	wall, cpu := race(b, goroutines, b.N, b.ResetTimer, func(g, k int) {
+	wall, cpu := Contend(b, goroutines, b.N, b.ResetTimer, func(g, k int) {
 		rng := uint64(g)*0x9e3779b97f4a7c15 + 1
 		var local uint64
 		for range k {
@@ -291,7 +298,5 @@ func benchRWMix(b *testing.B, goroutines, readPermille int, l RWLocker) {
 		}
 		sink.Add(local)
 	})
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/wall.Seconds(), "ops/s")
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	ReportContended(b, wall, cpu)
 }
