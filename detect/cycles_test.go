@@ -228,6 +228,27 @@ func TestDeadlockPanicUnblocksOther(t *testing.T) {
 	a.Unlock()
 }
 
+// halfCycle builds the first half of a two-lock cycle: the calling
+// goroutine holds b, and another goroutine holds a and is parked in
+// b.Lock. The caller's Lock of a then closes the cycle. Once the caller
+// unlocks b, the other goroutine takes it, releases both and ends: wait
+// for it with the returned Proc.
+func halfCycle(t *testing.T, a, b sync.Locker) *testutil.Proc {
+	t.Helper()
+	aHeld := make(chan struct{})
+	b.Lock()
+	other := testutil.Spawn(func() {
+		a.Lock()
+		defer a.Unlock()
+		close(aHeld)
+		b.Lock()
+		b.Unlock()
+	})
+	<-aHeld
+	detecttest.WaitParked(t, b, other.ID(t))
+	return other
+}
+
 // TestDeadlockLockContext: LockContext returns the *detect.DeadlockError
 // instead of panicking, without the lock; the caller backs off (releases
 // what it holds), the other goroutine completes, and the retry succeeds.
@@ -246,17 +267,7 @@ func TestDeadlockLockContext(t *testing.T) {
 			}
 			type owned interface{ Owned() bool }
 			for round := range 2 {
-				aHeld := make(chan struct{})
-				b.Lock()
-				other := testutil.Spawn(func() {
-					a.Lock()
-					defer a.Unlock()
-					close(aHeld)
-					b.Lock()
-					b.Unlock()
-				})
-				<-aHeld
-				detecttest.WaitParked(t, b, other.ID(t))
+				other := halfCycle(t, a, b)
 				err := lockCtx(a)
 				de := detecttest.DeadlockError(t, err)
 				assert.False(t, a.(owned).Owned(), "LockContext failed without the lock")
@@ -483,17 +494,7 @@ func TestDeadlockReporterPanics(t *testing.T) {
 	detecttest.Configure(t, detect.WithMode(detect.Cycles))
 	defer detect.Configure(detect.WithReporter(func(*detect.Report) { panic("reporter") }))()
 	var a, b mutex.Mutex
-	aHeld := make(chan struct{})
-	b.Lock()
-	other := testutil.Spawn(func() {
-		a.Lock()
-		defer a.Unlock()
-		close(aHeld)
-		b.Lock()
-		b.Unlock()
-	})
-	<-aHeld
-	detecttest.WaitParked(t, &b, other.ID(t))
+	other := halfCycle(t, &a, &b)
 	assert.Equal(t, "reporter", testutil.Catch(a.Lock))
 	b.Unlock()
 	require.Nil(t, other.Wait(t))

@@ -276,21 +276,7 @@ func TestWaitTimeoutReporterPanics(t *testing.T) {
 			panic(errReporter)
 		}
 	}))()
-	for i := range 2 {
-		var mu mutex.Mutex
-		mu.Lock()
-		w := testutil.Spawn(func() {
-			if i == 0 {
-				mu.Lock()
-			} else {
-				mu.Lock() // another call site, so another problem: reported too
-			}
-			mu.Unlock()
-		})
-		rec.WaitN(t, detect.WaitTimeout, i+1)
-		mu.Unlock()
-		require.Nil(t, w.Wait(t))
-	}
+	twoLongWaits(t, rec)
 	testutil.WaitFor(t, "reporter failure printed", func() bool {
 		return strings.Contains(out.String(), "wait-timeout reporter panicked: "+errReporter.Error())
 	})

@@ -70,17 +70,7 @@ func TestReportStringDeadlock(t *testing.T) {
 	rec := detecttest.Configure(t, detect.WithMode(detect.Cycles))
 	a := detecttest.Named("mutex", "accounts").(*mutex.Mutex)
 	b := detecttest.Named("monitor", "ledger").(*monitor.Monitor)
-	aHeld := make(chan struct{})
-	b.Lock()
-	other := testutil.Spawn(func() {
-		a.Lock()
-		defer a.Unlock()
-		close(aHeld)
-		b.Lock()
-		b.Unlock()
-	})
-	<-aHeld
-	detecttest.WaitParked(t, b, other.ID(t))
+	other := halfCycle(t, a, b)
 	v := testutil.Catch(a.Lock)
 	b.Unlock()
 	require.Nil(t, other.Wait(t))

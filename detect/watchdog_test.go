@@ -172,6 +172,14 @@ func TestWaitTimeoutReporterExits(t *testing.T) {
 			runtime.Goexit()
 		}
 	}))()
+	twoLongWaits(t, rec)
+}
+
+// twoLongWaits makes two waits, from two call sites (two problems, each
+// reported), that last until rec holds a report of each: the second
+// shows that the watchdog still runs after the reporter's first call.
+func twoLongWaits(t *testing.T, rec *detecttest.Recorder) {
+	t.Helper()
 	for i := range 2 {
 		var mu mutex.Mutex
 		mu.Lock()
