@@ -199,30 +199,7 @@ func checkNotOwner(t *testing.T, v any) error {
 	return err
 }
 
-func TestMonitorTryLock(t *testing.T) {
-	var m monitor.Monitor
-	require.True(t, m.TryLock(), "TryLock of a free monitor")
-	assert.Equal(t, 1, m.HoldCount())
-	require.True(t, m.TryLock(), "TryLock by the owner re-enters")
-	assert.Equal(t, 2, m.HoldCount())
-
-	other := make(chan bool)
-	go func() { other <- m.TryLock() }()
-	assert.False(t, testutil.Await(t, other, "TryLock by another goroutine"))
-	assert.Equal(t, 2, m.HoldCount())
-
-	m.Unlock()
-	m.Unlock()
-	go func() {
-		ok := m.TryLock()
-		if ok {
-			m.Unlock()
-		}
-		other <- ok
-	}()
-	assert.True(t, testutil.Await(t, other, "TryLock after release"))
-	assert.False(t, m.Locked())
-}
+func TestMonitorTryLock(t *testing.T) { locktest.TryLock(t, timedMonitor) }
 
 func TestMonitorLockContext(t *testing.T) { locktest.LockContext(t, timedMonitor) }
 

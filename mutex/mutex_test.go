@@ -219,28 +219,7 @@ func TestMutexMisuse(t *testing.T) {
 	}
 }
 
-func TestMutexTryLock(t *testing.T) {
-	var m mutex.Mutex
-	require.True(t, m.TryLock(), "TryLock of a free mutex")
-	assert.True(t, m.Owned())
-	assert.False(t, m.TryLock(), "TryLock by the holder must fail, as Ruby's try_lock does")
-	assert.True(t, m.Owned(), "a failed TryLock by the holder changed nothing")
-
-	other := make(chan bool)
-	go func() { other <- m.TryLock() }()
-	assert.False(t, testutil.Await(t, other, "TryLock by another goroutine"), "TryLock of a mutex held by another goroutine")
-
-	m.Unlock()
-	go func() {
-		ok := m.TryLock()
-		if ok {
-			m.Unlock()
-		}
-		other <- ok
-	}()
-	assert.True(t, testutil.Await(t, other, "TryLock after Unlock"))
-	assert.False(t, m.Locked())
-}
+func TestMutexTryLock(t *testing.T) { locktest.TryLock(t, timedMutex) }
 
 func TestMutexLockContext(t *testing.T) { locktest.LockContext(t, timedMutex) }
 

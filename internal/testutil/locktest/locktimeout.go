@@ -1,7 +1,8 @@
 // Package locktest holds the test suites that package mutex and package
-// monitor share where their contracts are the same: LockTimeout,
-// LockContext and the assembly fast paths of Mutex and Monitor (each
-// package's test describes its lock as a Lock and runs the suite), and
+// monitor share where their contracts are the same: TryLock,
+// LockTimeout, LockContext and the assembly fast paths of Mutex and
+// Monitor (each package's test describes its lock as a Lock and runs the
+// suite), and
 // RWMutex and RWMonitor shared across testing/synctest bubbles
 // (RWBubbleLock).
 package locktest
