@@ -2,9 +2,8 @@
 // monitor share where their contracts are the same: TryLock,
 // LockTimeout, LockContext and the assembly fast paths of Mutex and
 // Monitor (each package's test describes its lock as a Lock and runs the
-// suite), and
-// RWMutex and RWMonitor shared across testing/synctest bubbles
-// (RWBubbleLock).
+// suite), and RWMutex and RWMonitor shared across testing/synctest
+// bubbles (RWBubbleLock).
 package locktest
 
 import (
