@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
-	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -49,17 +48,7 @@ func TestReporterMayCallBack(t *testing.T) {
 	// A real two-goroutine deadlock: the goroutine closing it gets the
 	// error, and its reporter call must return for that to happen.
 	var c, d mutex.Mutex
-	c.Lock()
-	held := make(chan struct{})
-	p := testutil.Spawn(func() {
-		d.Lock()
-		defer d.Unlock()
-		close(held)
-		c.Lock()
-		c.Unlock()
-	})
-	testutil.Await(t, held, "the other goroutine holding d")
-	detecttest.WaitParked(t, &c, p.ID(t))
+	p := halfCycle(t, &d, &c)
 	err := d.LockContext(t.Context())
 	require.ErrorIs(t, err, detect.ErrDeadlock)
 	c.Unlock()

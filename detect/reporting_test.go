@@ -246,7 +246,8 @@ func TestOneDeadlockReportPerProblem(t *testing.T) {
 
 // deadlockBothWays makes a real two-goroutine deadlock on two new locks:
 // another goroutine holds x and waits for y, and the caller, holding y,
-// tries x; it returns the caller's error.
+// tries x; it returns the caller's error. It does not use halfCycle: the
+// report's lock sites must be lines of this file, which the tests check.
 func deadlockBothWays(t *testing.T) *detect.DeadlockError {
 	t.Helper()
 	var x, y mutex.Mutex
