@@ -539,10 +539,6 @@ func TestMonitorHoldCountRestoredAfterWait(t *testing.T) {
 }
 
 func TestMonitorHammer(t *testing.T) {
-	iters := 5000
-	if testing.Short() {
-		iters = 500
-	}
 	ctx := context.Background()
 	// Every way to enter the monitor, in rotation.
 	lock := func(m *monitor.Monitor, g, i int) {
@@ -563,17 +559,7 @@ func TestMonitorHammer(t *testing.T) {
 			m.Do(func() { m.Lock() })
 		}
 	}
-	for _, tc := range []struct{ procs, goroutines int }{
-		{1, 4}, {2, 2}, {2, 8}, {4, 16},
-	} {
-		t.Run(fmt.Sprintf("procs=%d/goroutines=%d", tc.procs, tc.goroutines), func(t *testing.T) {
-			locktest.Hammer(t, timedMonitor, tc.procs, tc.goroutines, iters, lock)
-		})
-	}
-	// The detector's bookkeeping under contention, in every mode.
-	t.Run("modes/procs=2/goroutines=8", func(t *testing.T) {
-		locktest.ForEachMode(t, func(t *testing.T) { locktest.Hammer(t, timedMonitor, 2, 8, iters/5, lock) })
-	})
+	locktest.HammerSweep(t, timedMonitor, lock)
 }
 
 func TestMonitorNoAllocs(t *testing.T) {

@@ -228,10 +228,6 @@ func TestMutexLockContextCancelRacesUnlock(t *testing.T) {
 }
 
 func TestMutexHammer(t *testing.T) {
-	iters := 5000
-	if testing.Short() {
-		iters = 500
-	}
 	ctx := context.Background()
 	// Every way to take the mutex, in rotation.
 	lock := func(m *mutex.Mutex, g, i int) {
@@ -248,17 +244,7 @@ func TestMutexHammer(t *testing.T) {
 			}
 		}
 	}
-	for _, tc := range []struct{ procs, goroutines int }{
-		{1, 4}, {2, 2}, {2, 8}, {4, 16},
-	} {
-		t.Run(fmt.Sprintf("procs=%d/goroutines=%d", tc.procs, tc.goroutines), func(t *testing.T) {
-			locktest.Hammer(t, timedMutex, tc.procs, tc.goroutines, iters, lock)
-		})
-	}
-	// The detector's bookkeeping under contention, in every mode.
-	t.Run("modes/procs=2/goroutines=8", func(t *testing.T) {
-		locktest.ForEachMode(t, func(t *testing.T) { locktest.Hammer(t, timedMutex, 2, 8, iters/5, lock) })
-	})
+	locktest.HammerSweep(t, timedMutex, lock)
 }
 
 func TestMutexNoAllocs(t *testing.T) {

@@ -1,6 +1,7 @@
 package locktest
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -74,4 +75,26 @@ func Hammer[L TimedLock](t *testing.T, c Lock, procs, goroutines, iters int, loc
 	assert.Zero(t, badHold)
 	assert.False(t, m.Locked())
 	assert.Zero(t, c.QueueLen(m))
+}
+
+// HammerSweep runs Hammer on c at several GOMAXPROCS and goroutine counts
+// (1 proc and 4 goroutines to 4 procs and 16), then once with 2 procs and
+// 8 goroutines in every detector mode, which exercises the detector's
+// bookkeeping under contention. lock is Hammer's: every way to take the
+// lock, in rotation.
+func HammerSweep[L TimedLock](t *testing.T, c Lock, lock func(m L, g, i int)) {
+	iters := 5000
+	if testing.Short() {
+		iters = 500
+	}
+	for _, tc := range []struct{ procs, goroutines int }{
+		{1, 4}, {2, 2}, {2, 8}, {4, 16},
+	} {
+		t.Run(fmt.Sprintf("procs=%d/goroutines=%d", tc.procs, tc.goroutines), func(t *testing.T) {
+			Hammer(t, c, tc.procs, tc.goroutines, iters, lock)
+		})
+	}
+	t.Run("modes/procs=2/goroutines=8", func(t *testing.T) {
+		ForEachMode(t, func(t *testing.T) { Hammer(t, c, 2, 8, iters/5, lock) })
+	})
 }
