@@ -222,15 +222,15 @@ func BenchmarkOrderFirstNesting(b *testing.B) {
 			var cpu time.Duration // while the timer runs
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Total()
 			for i := 0; i < b.N; i++ {
 				if len(pairs) == 0 {
 					b.StopTimer()
-					cpu += cpuTime() - cpu0
+					cpu += cputime.Total() - cpu0
 					for range min(batch, b.N-i) {
 						pairs = append(pairs, c.pair())
 					}
-					cpu0 = cpuTime()
+					cpu0 = cputime.Total()
 					b.StartTimer()
 				}
 				p := pairs[len(pairs)-1]
@@ -241,7 +241,7 @@ func BenchmarkOrderFirstNesting(b *testing.B) {
 				p.inner.Unlock()
 				p.outer.Unlock()
 			}
-			cpu += cpuTime() - cpu0
+			cpu += cputime.Total() - cpu0
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/sasha-s/go-deadlock"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/cputime"
 	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
@@ -100,12 +101,12 @@ func BenchmarkMutexUncontendedPair(b *testing.B) {
 			defer teardown()
 			l := locks[0]
 			b.ReportAllocs()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Total()
 			for b.Loop() {
 				l.Lock()
 				l.Unlock()
 			}
-			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((cputime.Total()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
@@ -127,14 +128,14 @@ func BenchmarkMutexNestedPair(b *testing.B) {
 			defer teardown()
 			outer, inner := locks[0], locks[1]
 			b.ReportAllocs()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Total()
 			for b.Loop() {
 				outer.Lock()
 				inner.Lock()
 				inner.Unlock()
 				outer.Unlock()
 			}
-			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((cputime.Total()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
