@@ -33,7 +33,7 @@ func TestTotalCountsWork(t *testing.T) {
 	sink = x
 	after := cputime.Total()
 	u, s := cputime.Split()
-	if u <= 0 || s < 0 || u+s < after {
+	if u < 0 || s < 0 || u+s < after { // the kernel splits by tick samples: either part may be zero
 		t.Errorf("Split = %v + %v, below Total's earlier %v", u, s, after)
 	}
 }
