@@ -215,9 +215,8 @@ func (rw *RWMonitor) LockContext(ctx context.Context) error {
 // backs off as it would after a timeout. Like Lock, it panics with an
 // error matching ErrUpgrade if the caller holds rw only for reading.
 //
-// The uncontended call allocates nothing. A call that has to park makes
-// one timer for each of its two waits that parks: for the writer before
-// it, then for the readers to leave.
+// The uncontended call allocates nothing; a call that has to park (for
+// the writer before it, then for the readers to leave) makes one timer.
 func (rw *RWMonitor) LockTimeout(d time.Duration) bool {
 	g := gid.Get()
 	if rw.l.Writer() == g {

@@ -517,9 +517,9 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 	var w *waiter
 	registered := false
 	// stop and dstop unregister the context and deadline callbacks of a
-	// park on sem; timer is the deadline of a park on ch.
+	// park on sem; expired is the deadline of a park on ch.
 	var stop, dstop func() bool
-	var timer *time.Timer
+	var dt deadlineTimer
 	var expired <-chan time.Time
 	leave := func(err error) error {
 		if registered {
@@ -531,9 +531,7 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 		if dstop != nil {
 			dstop()
 		}
-		if timer != nil {
-			timer.Stop()
-		}
+		dt.stop()
 		return err
 	}
 	past := func() bool { return !deadline.IsZero() && time.Until(deadline) <= 0 }
@@ -613,9 +611,8 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 				return leave(err) // dequeued by the callback: nothing handed over
 			}
 		} else {
-			if !deadline.IsZero() && timer == nil {
-				timer = time.NewTimer(time.Until(deadline))
-				expired = timer.C
+			if !deadline.IsZero() && expired == nil {
+				expired = dt.arm(deadline)
 			}
 			select {
 			case <-w.ch:
@@ -761,20 +758,22 @@ func (l *RWLock) Lock(g int64, ctx context.Context, k *Class) error {
 }
 
 // LockDeadline is Lock that also gives up at deadline, unless it is the
-// zero Time, returning context.DeadlineExceeded. Each of its two waits
-// (for the writer lock, Lock.AcquireDeadline, then for the readers to
-// leave) makes its timer only when it is about to park, and stops it
-// before it returns.
+// zero Time, returning context.DeadlineExceeded. Its two waits (for the
+// writer lock, then for the readers to leave) make the timer only when
+// about to park, and share it on a channel park: one timer per call. (A
+// park on sem, in a bubble, makes a callback per wait, as the callback
+// names its waiter.)
 func (l *RWLock) LockDeadline(g int64, ctx context.Context, deadline time.Time, k *Class) error {
+	var dt deadlineTimer
 	if !l.w.FastAcquire(g) {
-		if err := l.w.AcquireDeadline(g, ctx, deadline, k); err != nil {
+		if err := l.w.acquireDeadline(g, ctx, deadline, k, &dt); err != nil {
 			return err
 		}
 	}
 	if l.noReaders() {
 		return nil
 	}
-	return l.drain(g, ctx, deadline, k)
+	return l.drain(g, ctx, deadline, k, &dt)
 }
 
 // TryLock takes the write lock for g if nobody holds the lock in any mode.
@@ -799,7 +798,7 @@ func (l *RWLock) noReaders() bool {
 }
 
 // drain waits, holding the writer lock, until the readers have left.
-func (l *RWLock) drain(g int64, ctx context.Context, deadline time.Time, k *Class) error {
+func (l *RWLock) drain(g int64, ctx context.Context, deadline time.Time, k *Class, dt *deadlineTimer) error {
 	w := newWaiter(g, &l.w, k)
 	w.rw, w.mode = l, waitDrain
 	if w.dom == DomOutside {
@@ -810,9 +809,8 @@ func (l *RWLock) drain(g int64, ctx context.Context, deadline time.Time, k *Clas
 		done = ctx.Done()
 	}
 	// cstop and dstop unregister the context and deadline callbacks of a
-	// park on sem; timer is the deadline of a park on ch.
+	// park on sem; expired is the deadline of a park on ch, on *dt.
 	var cstop, dstop func() bool
-	var timer *time.Timer
 	var expired <-chan time.Time
 	// The handshake with RUnlock: the drainer is published and the flag
 	// set before the scan; a reader stores 0 in its slot and then loads
@@ -832,9 +830,7 @@ func (l *RWLock) drain(g int64, ctx context.Context, deadline time.Time, k *Clas
 		if dstop != nil {
 			dstop()
 		}
-		if timer != nil {
-			timer.Stop()
-		}
+		dt.stop()
 	}
 	// failed returns why the wait ends unfinished (ctx done or the
 	// deadline past while readers remain), or nil.
@@ -896,9 +892,8 @@ func (l *RWLock) drain(g int64, ctx context.Context, deadline time.Time, k *Clas
 			l.Unlock(g)
 			return err
 		}
-		if !deadline.IsZero() && timer == nil {
-			timer = time.NewTimer(time.Until(deadline))
-			expired = timer.C
+		if !deadline.IsZero() && expired == nil {
+			expired = dt.arm(deadline)
 		}
 		select {
 		case <-w.ch:
