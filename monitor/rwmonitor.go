@@ -12,9 +12,9 @@ import (
 	"github.com/locksmith-go/locksmith/internal/gid"
 )
 
-// ErrUpgrade is matched (with errors.Is) by the panic value of Lock and
-// LockContext called by a goroutine that holds an RWMonitor only for
-// reading. Java's ReentrantReadWriteLock blocks forever there (the writer
+// ErrUpgrade is matched (with errors.Is) by the panic value of Lock,
+// LockContext and LockTimeout called by a goroutine that holds an
+// RWMonitor only for reading. Java's ReentrantReadWriteLock blocks forever there (the writer
 // would wait for its own read lock); an RWMonitor refuses at once.
 var ErrUpgrade = errors.New("deadlock; read-to-write upgrade")
 

@@ -23,13 +23,14 @@ import (
 // Mutex. For any call to RLock, there exists an n such that the n'th call
 // to Unlock “synchronizes before” that call to RLock, and the corresponding
 // call to RUnlock “synchronizes before” the n+1'th call to Lock. A
-// successful TryLock or LockContext is equivalent to a Lock, a successful
-// TryRLock or RLockContext to an RLock.
+// successful TryLock, LockContext or LockTimeout is equivalent to a Lock,
+// a successful TryRLock, RLockContext or RLockTimeout to an RLock.
 //
 // An RWMutex is not reentrant, in either mode, and says so at once: any
-// lock call (Lock, RLock and their Context forms) by a goroutine that
-// already holds the RWMutex, for reading or for writing, panics with an
-// error matching ErrRecursiveLock, whether or not a writer is waiting. Its
+// lock call (Lock, RLock and their Context and Timeout forms) by a
+// goroutine that already holds the RWMutex, for reading or for writing,
+// panics with an error matching ErrRecursiveLock, whether or not a writer
+// is waiting. Its
 // message names the case: "recursive read locking" (RLock by a reader, the
 // deadlock that sync.RWMutex hits only when a writer arrives between the
 // two RLocks), "read-to-write upgrade" (Lock by a reader, which would wait
