@@ -117,3 +117,11 @@ func TestRWMonitorTimeoutReentryAllocs(t *testing.T) {
 	}), "writer's read hold")
 	rw.Unlock()
 }
+
+func TestRWMonitorTimeoutHammer(t *testing.T) {
+	iters := 2000
+	if testing.Short() {
+		iters = 300
+	}
+	locktest.RWTimeoutHammer(t, timedRWMonitorRW, 6, iters)
+}

@@ -89,3 +89,11 @@ func TestRWMutexTimeoutRecursive(t *testing.T) {
 		}
 	}
 }
+
+func TestRWMutexTimeoutHammer(t *testing.T) {
+	iters := 2000
+	if testing.Short() {
+		iters = 300
+	}
+	locktest.RWTimeoutHammer(t, timedRWMutexRW, 6, iters)
+}

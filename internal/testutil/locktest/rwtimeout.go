@@ -1,6 +1,9 @@
 package locktest
 
 import (
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -258,5 +261,80 @@ func RWTimeoutCycles(t *testing.T, c RWLock) {
 			},
 			func(a TimedRWLock) bool { return c.Draining(a) },
 			rlockB)
+	})
+}
+
+// RWTimeoutHammer keeps the read-write exclusion and the holds right
+// while goroutines mix Lock, RLock and the timed calls, whose short
+// timeouts fire in every phase (queued for the writer lock, draining,
+// queued as a reader, about when the lock is handed over), in every
+// detection mode, with no report: a false answer holds nothing, a true
+// one holds the lock in its mode, and the lock ends free.
+func RWTimeoutHammer(t *testing.T, c RWLock, goroutines, iters int) {
+	ForEachModeQuiet(t, func(t *testing.T) {
+		rw := c.New()
+		var writers, readers, timedOut atomic.Int32
+		errs := make(chan error, goroutines)
+		var wg sync.WaitGroup
+		for g := range goroutines {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range iters {
+					d := time.Duration((g+i)%5) * 3 * time.Microsecond
+					write := (g+i)%3 == 0
+					switch {
+					case write && i%2 == 0:
+						rw.Lock()
+					case write:
+						if !rw.LockTimeout(d) {
+							if rw.Owned() {
+								errs <- fmt.Errorf("LockTimeout(%v) returned false with the write lock", d)
+								return
+							}
+							timedOut.Add(1)
+							continue
+						}
+					case i%2 == 0:
+						rw.RLock()
+					default:
+						if !rw.RLockTimeout(d) {
+							if rw.ReadOwned() {
+								errs <- fmt.Errorf("RLockTimeout(%v) returned false with a read lock", d)
+								return
+							}
+							timedOut.Add(1)
+							continue
+						}
+					}
+					if write {
+						if !rw.Owned() || writers.Add(1) != 1 || readers.Load() != 0 {
+							errs <- fmt.Errorf("a writer (%v) not alone", d)
+							return
+						}
+						writers.Add(-1)
+						rw.Unlock()
+					} else {
+						readers.Add(1)
+						if !rw.ReadOwned() || writers.Load() != 0 {
+							errs <- fmt.Errorf("a reader (%v) beside a writer", d)
+							return
+						}
+						readers.Add(-1)
+						rw.RUnlock()
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		t.Logf("%d timed calls returned false", timedOut.Load())
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		assert.False(t, rw.Locked())
+		assert.Zero(t, rw.Readers())
+		w, r := c.Queues(rw)
+		assert.Zero(t, w+r, "queues left")
 	})
 }
