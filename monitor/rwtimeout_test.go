@@ -125,3 +125,5 @@ func TestRWMonitorTimeoutHammer(t *testing.T) {
 	}
 	locktest.RWTimeoutHammer(t, timedRWMonitorRW, 6, iters)
 }
+
+func TestRWMonitorTimeoutOrder(t *testing.T) { locktest.RWTimeoutOrder(t, timedRWMonitorRW) }

@@ -97,3 +97,5 @@ func TestRWMutexTimeoutHammer(t *testing.T) {
 	}
 	locktest.RWTimeoutHammer(t, timedRWMutexRW, 6, iters)
 }
+
+func TestRWMutexTimeoutOrder(t *testing.T) { locktest.RWTimeoutOrder(t, timedRWMutexRW) }

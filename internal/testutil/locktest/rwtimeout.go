@@ -338,3 +338,48 @@ func RWTimeoutHammer(t *testing.T, c RWLock, goroutines, iters int) {
 		assert.Zero(t, w+r, "queues left")
 	})
 }
+
+// RWTimeoutOrder: in Order mode the timed calls record the lock order as
+// the blocking ones do, unless d <= 0: such a call cannot wait, so, as
+// for TryLock and TryRLock, it adds no edge into the lock it takes. Here a
+// is held while b is taken by a timed call; b is then held while a is
+// locked, which closes an order cycle only if the first step added a -> b.
+func RWTimeoutOrder(t *testing.T, c RWLock) {
+	for _, tc := range []struct {
+		name string
+		take func(b TimedRWLock, d time.Duration) bool
+		drop func(b TimedRWLock)
+	}{
+		{"LockTimeout", TimedRWLock.LockTimeout, TimedRWLock.Unlock},
+		{"RLockTimeout", TimedRWLock.RLockTimeout, TimedRWLock.RUnlock},
+	} {
+		for _, d := range []time.Duration{time.Second, 0} {
+			t.Run(fmt.Sprintf("%s(%v)", tc.name, d), func(t *testing.T) {
+				var mu sync.Mutex
+				var kinds []detect.Kind
+				defer detect.Configure(detect.WithMode(detect.Order), detect.WithWaitTimeout(0),
+					detect.WithReporter(func(r *detect.Report) {
+						mu.Lock()
+						kinds = append(kinds, r.Kind)
+						mu.Unlock()
+					}))()
+				a, b := c.New(), c.New()
+				a.Lock()
+				require.True(t, tc.take(b, d), "%s(%v) of a free %s", tc.name, d, c.Name)
+				tc.drop(b)
+				a.Unlock()
+				b.Lock()
+				a.Lock()
+				a.Unlock()
+				b.Unlock()
+				mu.Lock()
+				defer mu.Unlock()
+				if d > 0 {
+					assert.Equal(t, []detect.Kind{detect.LockOrder}, kinds, "b then a after a then b")
+				} else {
+					assert.Empty(t, kinds, "a zero wait added an order edge")
+				}
+			})
+		}
+	}
+}
