@@ -5,15 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/gid"
 )
 
-// ErrUpgrade is matched (with errors.Is) by the panic value of Lock and
-// LockContext called by a goroutine that holds an RWMonitor only for
-// reading. Java's ReentrantReadWriteLock blocks forever there (the writer
+// ErrUpgrade is matched (with errors.Is) by the panic value of Lock,
+// LockContext and LockTimeout called by a goroutine that holds an
+// RWMonitor only for reading. Java's ReentrantReadWriteLock blocks forever there (the writer
 // would wait for its own read lock); an RWMonitor refuses at once.
 var ErrUpgrade = errors.New("deadlock; read-to-write upgrade")
 
@@ -67,7 +68,7 @@ func init() {
 			return core.Adapter{Lock: rw.l.WriterLock(), Class: core.ClassRWMonitor, Cond: rwCondLocker{rw}}, true
 		case rlocker:
 			return core.Adapter{Lock: rw.rw.l.WriterLock(), Class: core.ClassRWMonitor,
-				CondErr: core.Misuse("condvar: New(rw.RLocker()) of a *monitor.RWMonitor: a condition needs the write lock; use rw.NewCond()", core.ErrReadLocker)}, true
+				CondErr: core.Misuse("condvar: a Cond on rw.RLocker() of a *monitor.RWMonitor: a condition needs the write lock; use rw.NewCond()", core.ErrReadLocker)}, true
 		}
 		return core.Adapter{}, false
 	})
@@ -198,6 +199,43 @@ func (rw *RWMonitor) LockContext(ctx context.Context) error {
 	}
 	rw.acquired(g, false)
 	return nil
+}
+
+// LockTimeout locks rw for writing, waiting at most d for it, and reports
+// whether it did: Java's writeLock().tryLock(timeout) and C#'s
+// ReaderWriterLockSlim.TryEnterWriteLock(timeout). For the writer it adds
+// one hold and returns true at once, whatever d. Otherwise, on false rw is
+// not held by the caller (readers that queued behind the abandoned
+// attempt are let in). If d <= 0, LockTimeout does not wait: it is
+// TryLock, except that a reader's call panics as below.
+//
+// With deadlock detection on, LockTimeout returns false at once, without
+// the lock, if waiting would close a deadlock cycle; the detector reports
+// the cycle as it does for Lock (detect.WithReporter), and the caller
+// backs off as it would after a timeout. Like Lock, it panics with an
+// error matching ErrUpgrade if the caller holds rw only for reading.
+//
+// The uncontended call allocates nothing; a call that has to park (for
+// the writer before it, then for the readers to leave) makes one timer.
+func (rw *RWMonitor) LockTimeout(d time.Duration) bool {
+	g := gid.Get()
+	if rw.l.Writer() == g {
+		rw.reenter(g)
+		return true
+	}
+	if !rw.l.LockFast(g) && !rw.lockTimeoutSlow(g, d) {
+		return false
+	}
+	rw.acquired(g, d <= 0) // a wait of zero cannot block: no order edge
+	return true
+}
+
+func (rw *RWMonitor) lockTimeoutSlow(g int64, d time.Duration) bool {
+	rw.checkUpgrade(g) // a broken contract, however short the wait
+	if d <= 0 {
+		return rw.l.TryLock(g)
+	}
+	return rw.l.LockDeadline(g, nil, time.Now().Add(d), core.ClassRWMonitor) == nil
 }
 
 // Unlock takes one write hold away and releases the write lock when none
@@ -368,6 +406,42 @@ func (rw *RWMonitor) RLockContext(ctx context.Context) error {
 		rw.orderAcquired(g, false, true)
 	}
 	return nil
+}
+
+// RLockTimeout locks rw for reading, waiting at most d for it, and
+// reports whether it did: Java's readLock().tryLock(timeout) and C#'s
+// ReaderWriterLockSlim.TryEnterReadLock(timeout). For a holder (reader
+// or writer) it adds a read hold and returns true at once, whatever d,
+// also past queued writers. Otherwise, on false rw is not held by the
+// caller. If d <= 0, RLockTimeout does not wait: it is TryRLock.
+//
+// With deadlock detection on, RLockTimeout returns false at once, without
+// the lock, if waiting would close a deadlock cycle, as LockTimeout does.
+//
+// The uncontended call allocates nothing; a call that has to park makes
+// one timer.
+func (rw *RWMonitor) RLockTimeout(d time.Duration) bool {
+	g := gid.Get()
+	if !rw.l.ReenterRead(g) && !rw.l.RLockFast(g, true) && !rw.rlockTimeoutSlow(g, d) {
+		return false
+	}
+	if core.OrderOn() {
+		rw.orderAcquired(g, d <= 0, true)
+	}
+	return true
+}
+
+// rlockTimeoutSlow takes a read hold that neither fast path could, as
+// rlockSlow does, waiting at most d.
+func (rw *RWMonitor) rlockTimeoutSlow(g int64, d time.Duration) bool {
+	if rw.l.HoldsRead(g) > 0 {
+		rw.l.AddReadHolds(g, 1)
+		return true
+	}
+	if d <= 0 {
+		return rw.l.TryRLock(g, true)
+	}
+	return rw.l.RLockDeadline(g, nil, time.Now().Add(d), core.ClassRWMonitor) == nil
 }
 
 // RUnlock takes one read hold away and releases the caller's read lock

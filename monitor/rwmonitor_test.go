@@ -348,6 +348,15 @@ func TestRWMonitorCondMisuse(t *testing.T) {
 	err = testutil.MustPanicErr(t, func() { condvar.New(rw.RLocker()) })
 	assert.ErrorIs(t, err, condvar.ErrReadLocker)
 	assert.Contains(t, err.Error(), "NewCond")
+	// A Cond literal on the RLocker is refused at its first wait, with a
+	// message that fits it too (it names no New call).
+	lit := &condvar.Cond{L: rw.RLocker()}
+	rw.RLock()
+	err = testutil.MustPanicErr(t, func() { lit.WaitTimeout(time.Hour) })
+	rw.RUnlock()
+	assert.ErrorIs(t, err, condvar.ErrReadLocker)
+	assert.Contains(t, err.Error(), "a Cond on rw.RLocker()")
+	assert.NotContains(t, err.Error(), "New(rw.RLocker())")
 	c2 := condvar.New(&rw)
 	rw.Lock()
 	assert.False(t, c2.WaitTimeout(time.Nanosecond))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/gid"
@@ -22,13 +23,14 @@ import (
 // Mutex. For any call to RLock, there exists an n such that the n'th call
 // to Unlock “synchronizes before” that call to RLock, and the corresponding
 // call to RUnlock “synchronizes before” the n+1'th call to Lock. A
-// successful TryLock or LockContext is equivalent to a Lock, a successful
-// TryRLock or RLockContext to an RLock.
+// successful TryLock, LockContext or LockTimeout is equivalent to a Lock,
+// a successful TryRLock, RLockContext or RLockTimeout to an RLock.
 //
 // An RWMutex is not reentrant, in either mode, and says so at once: any
-// lock call (Lock, RLock and their Context forms) by a goroutine that
-// already holds the RWMutex, for reading or for writing, panics with an
-// error matching ErrRecursiveLock, whether or not a writer is waiting. Its
+// lock call (Lock, RLock and their Context and Timeout forms) by a
+// goroutine that already holds the RWMutex, for reading or for writing,
+// panics with an error matching ErrRecursiveLock, whether or not a writer
+// is waiting. Its
 // message names the case: "recursive read locking" (RLock by a reader, the
 // deadlock that sync.RWMutex hits only when a writer arrives between the
 // two RLocks), "read-to-write upgrade" (Lock by a reader, which would wait
@@ -66,7 +68,7 @@ func init() {
 			return core.Adapter{Lock: rw.l.WriterLock(), Class: core.ClassRWMutex, Cond: rwCondLocker{rw}}, true
 		case rlocker:
 			return core.Adapter{Lock: rw.rw.l.WriterLock(), Class: core.ClassRWMutex,
-				CondErr: core.Misuse("condvar: New(rw.RLocker()) of a *mutex.RWMutex: a condition needs the write lock; use condvar.New(rw)", core.ErrReadLocker)}, true
+				CondErr: core.Misuse("condvar: a Cond on rw.RLocker() of a *mutex.RWMutex: a condition needs the write lock; use condvar.New(rw)", core.ErrReadLocker)}, true
 		}
 		return core.Adapter{}, false
 	})
@@ -179,6 +181,40 @@ func (rw *RWMutex) LockContext(ctx context.Context) error {
 		rw.orderAcquired(g, false, false)
 	}
 	return nil
+}
+
+// LockTimeout locks rw for writing, waiting at most d for it, and reports
+// whether it did: Java's writeLock().tryLock(timeout) and C#'s
+// ReaderWriterLockSlim.TryEnterWriteLock(timeout). On false, rw is not
+// held by the caller (readers that queued behind the abandoned attempt are
+// let in). If d <= 0, LockTimeout does not wait: it is TryLock, except
+// that a holder's call panics as below.
+//
+// With deadlock detection on, LockTimeout returns false at once, without
+// the lock, if waiting would close a deadlock cycle; the detector reports
+// the cycle as it does for Lock (detect.WithReporter), and the caller
+// backs off as it would after a timeout. Like Lock, it panics with an
+// error matching ErrRecursiveLock if the caller already holds rw.
+//
+// The uncontended call allocates nothing; a call that has to park (for
+// the writer before it, then for the readers to leave) makes one timer.
+func (rw *RWMutex) LockTimeout(d time.Duration) bool {
+	g := gid.Get()
+	if !rw.l.LockFast(g) && !rw.lockTimeoutSlow(g, d) {
+		return false
+	}
+	if core.OrderOn() {
+		rw.orderAcquired(g, d <= 0, false) // a wait of zero cannot block: no order edge
+	}
+	return true
+}
+
+func (rw *RWMutex) lockTimeoutSlow(g int64, d time.Duration) bool {
+	rw.checkHolder(g, "lock") // a broken contract, however short the wait
+	if d <= 0 {
+		return rw.l.TryLock(g)
+	}
+	return rw.l.LockDeadline(g, nil, time.Now().Add(d), core.ClassRWMutex) == nil
 }
 
 // Unlock unlocks rw for writing.
@@ -323,6 +359,38 @@ func (rw *RWMutex) RLockContext(ctx context.Context) error {
 		rw.orderAcquired(g, false, true)
 	}
 	return nil
+}
+
+// RLockTimeout locks rw for reading, waiting at most d for it, and
+// reports whether it did: Java's readLock().tryLock(timeout) and C#'s
+// ReaderWriterLockSlim.TryEnterReadLock(timeout). On false, rw is not
+// held by the caller. If d <= 0, RLockTimeout does not wait: it is
+// TryRLock, except that a holder's call panics as below.
+//
+// With deadlock detection on, RLockTimeout returns false at once, without
+// the lock, if waiting would close a deadlock cycle, as LockTimeout does.
+// Like RLock, it panics with an error matching ErrRecursiveLock if the
+// caller already holds rw, for reading or for writing.
+//
+// The uncontended call allocates nothing; a call that has to park makes
+// one timer.
+func (rw *RWMutex) RLockTimeout(d time.Duration) bool {
+	g := gid.Get()
+	if !rw.l.RLockFast(g, false) && !rw.rlockTimeoutSlow(g, d) {
+		return false
+	}
+	if core.OrderOn() {
+		rw.orderAcquired(g, d <= 0, true)
+	}
+	return true
+}
+
+func (rw *RWMutex) rlockTimeoutSlow(g int64, d time.Duration) bool {
+	rw.checkHolder(g, "rlock")
+	if d <= 0 {
+		return rw.l.TryRLock(g, false)
+	}
+	return rw.l.RLockDeadline(g, nil, time.Now().Add(d), core.ClassRWMutex) == nil
 }
 
 // RUnlock undoes a single RLock call by the calling goroutine.

@@ -505,6 +505,18 @@ func TestRWMutexCond(t *testing.T) {
 	assert.ErrorIs(t, err, condvar.ErrReadLocker)
 	assert.Contains(t, err.Error(), "condvar: ")
 	assert.Contains(t, err.Error(), "write lock")
+
+	// A Cond literal on the RLocker is refused at its first wait, with a
+	// message that fits it too (it names no New call).
+	lit := &condvar.Cond{L: rw.RLocker()}
+	rw.RLock()
+	v = testutil.Catch(func() { lit.WaitTimeout(time.Hour) })
+	rw.RUnlock()
+	require.NotNil(t, v, "a Cond literal on the read side")
+	err = v.(error)
+	assert.ErrorIs(t, err, condvar.ErrReadLocker)
+	assert.Contains(t, err.Error(), "a Cond on rw.RLocker()")
+	assert.NotContains(t, err.Error(), "New(rw.RLocker())")
 }
 
 // TestRWMutexNoAllocs: a read pair allocates nothing while at most eight

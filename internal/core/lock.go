@@ -409,6 +409,14 @@ func (l *Lock) Acquire(g int64, ctx context.Context, k *Class) error {
 // before spinning, so every contended call pays for them, also the many
 // that spinning serves.
 func (l *Lock) AcquireDeadline(g int64, ctx context.Context, deadline time.Time, k *Class) error {
+	var dt deadlineTimer
+	return l.acquireDeadline(g, ctx, deadline, k, &dt)
+}
+
+// acquireDeadline is AcquireDeadline with the timer of a park on ch in
+// *dt, which a later wait of the same call may restart (RWLock.LockDeadline);
+// it is stopped when acquireDeadline returns.
+func (l *Lock) acquireDeadline(g int64, ctx context.Context, deadline time.Time, k *Class, dt *deadlineTimer) error {
 	if spin(l, g) {
 		return nil
 	}
@@ -417,8 +425,7 @@ func (l *Lock) AcquireDeadline(g int64, ctx context.Context, deadline time.Time,
 	if ctx != nil {
 		done = ctx.Done()
 	}
-	var timer *time.Timer // made at the first park on ch of a wait with a deadline
-	var expired <-chan time.Time
+	var expired <-chan time.Time // armed at the first park on ch of a wait with a deadline
 	// A registered waiter is visible to other goroutines' cycle walks. It
 	// unregisters before it abandons the wait, so that no walk sees it
 	// waiting once it has decided to return: a cycle through it would no
@@ -433,9 +440,7 @@ func (l *Lock) AcquireDeadline(g int64, ctx context.Context, deadline time.Time,
 		if registered {
 			unregister(w)
 		}
-		if timer != nil {
-			timer.Stop()
-		}
+		dt.stop()
 		if stop != nil {
 			stop()
 		}
@@ -539,9 +544,8 @@ func (l *Lock) AcquireDeadline(g int64, ctx context.Context, deadline time.Time,
 				return w.cancelled
 			}
 		} else {
-			if !deadline.IsZero() && timer == nil {
-				timer = time.NewTimer(time.Until(deadline))
-				expired = timer.C
+			if !deadline.IsZero() && expired == nil {
+				expired = dt.arm(deadline)
 			}
 			select {
 			case <-w.ch:
@@ -561,6 +565,37 @@ func (l *Lock) AcquireDeadline(g int64, ctx context.Context, deadline time.Time,
 		if nanotime()-w.start > starvationThreshold {
 			set = flagStarving
 		}
+	}
+}
+
+// A deadlineTimer is the timer of a wait with a deadline that parks on a
+// channel. It is made at the first park and shared by the waits of one
+// call, so that RWLock.LockDeadline, which may park for the writer lock
+// and then for the readers to leave, makes one timer, not one per wait.
+type deadlineTimer struct{ t *time.Timer }
+
+// arm returns the channel that fires at deadline, making the timer or
+// restarting the stopped one.
+func (d *deadlineTimer) arm(deadline time.Time) <-chan time.Time {
+	if d.t == nil {
+		d.t = time.NewTimer(time.Until(deadline))
+		return d.t.C
+	}
+	// A tick sent before the Stop is left in the channel only under
+	// GODEBUG asynctimerchan=1 (a main module older than Go 1.23); it
+	// must not end the next wait early.
+	select {
+	case <-d.t.C:
+	default:
+	}
+	d.t.Reset(time.Until(deadline))
+	return d.t.C
+}
+
+// stop stops the timer, if it was made.
+func (d *deadlineTimer) stop() {
+	if d.t != nil {
+		d.t.Stop()
 	}
 }
 

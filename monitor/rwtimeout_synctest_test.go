@@ -1,0 +1,14 @@
+//go:build go1.25
+
+// testing/synctest.Test is Go 1.25; the module supports Go 1.24, whose
+// toolchain skips this file.
+
+package monitor_test
+
+import (
+	"testing"
+
+	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
+)
+
+func TestSynctestRWMonitorTimeout(t *testing.T) { locktest.RWTimeoutSynctest(t, timedRWMonitorRW) }
