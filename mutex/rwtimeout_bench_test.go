@@ -21,26 +21,18 @@ func BenchmarkRWMutexTimeout(b *testing.B) {
 	pair := func(name string, lock func(rw *mutex.RWMutex) bool, unlock func(rw *mutex.RWMutex)) {
 		b.Run(name, func(b *testing.B) {
 			var rw mutex.RWMutex
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0 := testutil.CPUTime()
-			for range b.N {
-				if lock(&rw) {
-					unlock(&rw)
+			testutil.RunPairs(b, func(n int) {
+				for range n {
+					if lock(&rw) {
+						unlock(&rw)
+					}
 				}
-			}
-			testutil.ReportCPU(b, cpu0)
+			})
 		})
 	}
 	b.Run("read/sync.RWMutex", func(b *testing.B) {
 		var rw sync.RWMutex
-		b.ResetTimer()
-		cpu0 := testutil.CPUTime()
-		for range b.N {
-			rw.RLock()
-			rw.RUnlock()
-		}
-		testutil.ReportCPU(b, cpu0)
+		testutil.RunPairs(b, testutil.SyncRWReadPairs(&rw))
 	})
 	pair("read/RLock", func(rw *mutex.RWMutex) bool { rw.RLock(); return true }, (*mutex.RWMutex).RUnlock)
 	pair("read/RLockTimeout", func(rw *mutex.RWMutex) bool { return rw.RLockTimeout(time.Second) }, (*mutex.RWMutex).RUnlock)
@@ -59,15 +51,13 @@ func BenchmarkRWMutexTimeout(b *testing.B) {
 			rw.RUnlock()
 		}()
 		<-locked
-		b.ReportAllocs()
-		b.ResetTimer()
-		cpu0 := testutil.CPUTime()
-		for range b.N {
-			if timed(&rw) {
-				b.Fatal("got an rwmutex held for reading")
+		testutil.RunPairs(b, func(n int) {
+			for range n {
+				if timed(&rw) {
+					b.Fatal("got an rwmutex held for reading")
+				}
 			}
-		}
-		testutil.ReportCPU(b, cpu0)
+		})
 		close(release)
 		<-done
 	}
