@@ -254,8 +254,10 @@ func LockTimeoutAllocs(t *testing.T, c Lock) {
 		m.Unlock()
 	}()
 	testutil.Await(t, held, "the holder")
+	// 2ms: long enough that the call parks (makes its timer) even when a
+	// loaded machine stretches the spin before parking; 50 runs take 0.1s.
 	got := testing.AllocsPerRun(50, func() {
-		if m.LockTimeout(20 * time.Microsecond) {
+		if m.LockTimeout(2 * time.Millisecond) {
 			t.Errorf("LockTimeout got a %s held by another goroutine", c.Name)
 		}
 	})
