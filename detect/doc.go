@@ -119,7 +119,7 @@
 // which records the stack of an acquisition when it records it anyway:
 // the lock's first acquisition, its first by a goroutine holding nothing,
 // and each acquisition whose chain of held locks is new (capturing a
-// stack costs about a microsecond: too much for every acquisition). In
+// stack costs microseconds: too much for every acquisition). In
 // Cycles mode it is not recorded, and a Deadlock report says so, and
 // suggests LOCKSMITH_DETECT=order or SetName.
 //
@@ -204,8 +204,11 @@
 //
 // and in a program, runtime.SetBlockProfileRate(1) (or a larger rate, to
 // sample) and the "block" profile of runtime/pprof or net/http/pprof.
-// Waits show under internal/core.(*Lock).Acquire, called from the user's
-// Lock.
+// Waits show under internal/core.(*Lock).AcquireDeadline (an exclusive
+// lock, or a read-write lock's writer queued behind another writer) or
+// under internal/core.(*RWLock).rlockWait and drain (a reader behind a
+// writer, a writer waiting for readers to leave), called from the user's
+// Lock or RLock.
 //
 // A goroutine waiting in a Cond, or in a Monitor's Wait, holds nothing of
 // that lock while it waits and takes no part in wait-for edges.
@@ -225,15 +228,26 @@
 //
 // # Cost
 //
-// Off and Cycles cost the same on the uncontended path. Order mode costs a
-// few tens of nanoseconds per acquisition and release in the steady state;
-// its per-goroutine records live in a fixed table of 4096 slots (under
-// 1 MiB when all are in use), claimed by a goroutine when it takes its
-// first lock and freed when it releases its last, with sharded locked maps
-// behind it for goroutines beyond what the table finds. Records name locks
-// weakly; those of goroutines that exited holding locks, or released them
-// while Order mode was off, are dropped at the next garbage collection
-// once their locks are collected or no longer held by them.
+// Off and Cycles cost the same on the uncontended path. In Order mode an
+// uncontended Lock/Unlock pair of a mutex.Mutex, through sync.Locker,
+// measured 77.6 ns of CPU time against 9.0 ns for sync.Mutex's (8.6x; AMD
+// EPYC, 2 vCPUs under load, Go 1.26.8):
+//
+//	go test -run '^$' -bench 'Mutex(Uncontended|Nested)Pair' ./bench/detectcost
+//
+// and the first nesting of two new locks (their metadata and first-lock
+// sites, the new edge and its stacks) 11.3 us of CPU time and 8
+// allocations (go test -run '^$' -bench OrderFirstNesting ./detect, the
+// mutex.Mutex/order row). Order mode's per-goroutine records
+// live in a fixed table of 4096 slots (256 KiB, plus each goroutine's list
+// of held locks), claimed by a goroutine when it takes its first lock and
+// kept, idle, when it releases its last (any goroutine that finds no free
+// slot may take an idle one), with sharded locked maps behind it for
+// goroutines beyond what the table finds. Records name locks weakly; those
+// of goroutines that exited holding locks, or released them while Order
+// mode was off, are dropped at the next garbage collection once their
+// locks are collected or no longer held by them, and slots left empty or
+// idle are freed then.
 // The detector never keeps a lock alive: a lock's metadata is dropped, with
 // its graph edges, when the lock is garbage collected; the order the lock
 // carried between its neighbours is kept as direct edges between them.
