@@ -39,6 +39,13 @@
 //
 //	go run ./bench/cmd/lockbench -format markdown -workload all -latency > BENCHMARKS.md
 //
+// -soak DURATION measures nothing: it runs the stress mix of every
+// primitive (internal/stress) for that long, a sixth of it in each
+// detection mode, one switching modes while locks are held, and two with
+// locks shared across testing/synctest bubbles (skipped, and said so, in
+// a build before Go 1.25), then prints the operations per primitive and
+// the anomalies found, and exits with status 1 if there were any.
+//
 // JSON and CSV carry the start time, the Go version, the CPU and
 // locksmith's version. Results go to stdout, progress and diagnostics to
 // stderr. A bad flag prints a one-line usage and then the error, and exits
