@@ -56,7 +56,9 @@
 // depth-first search; the found cycle is verified by a second walk, edge
 // by edge, with every registration unchanged, as above. Reports, Dump and
 // WriteDOT say for each lock whether it is held or wanted for reading or
-// for writing, and count its readers. A re-entrant read of an RWMonitor
+// for writing, and count its readers; a writer waiting for the readers to
+// leave holds nothing yet, and is named as queued on the lock, with the
+// first-time readers waiting behind it. A re-entrant read of an RWMonitor
 // never waits and is never part of a cycle.
 //
 // In Order mode every acquisition of a read-write lock is recorded, and
