@@ -81,8 +81,9 @@
 // Order mode treats the program's locks as if they were meant to be
 // partially ordered: a < b means "a must be acquired before b". As in
 // lockdep, an acquisition of b records the edge a -> b from the nearest
-// lock a its goroutine holds (and from any lock taken by TryLock above
-// that one), with the stacks where both were acquired; transitivity says
+// lock a its goroutine holds (and from any lock above that one taken by
+// TryLock or TryRLock, or held for reading and never write-locked), with
+// the stacks where both were acquired; transitivity says
 // the rest (holding x, a and taking b records a -> b, and x -> a was
 // recorded when a was taken). The graph so grows with the pairs of locks
 // actually nested, not with the square of the locks held at once. An acquisition that would add an edge
