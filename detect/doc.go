@@ -66,14 +66,15 @@
 // and took the second for reading or for writing. A read waits only for a
 // writer, the one holding the lock or one queued ahead (writer
 // preference), so a cycle is reported when each of its locks has been
-// write-locked somewhere in Order mode (by Lock, TryLock or LockContext; a
-// Mutex or Monitor always counts): two goroutines taking R(A) then R(B)
-// and R(B) then R(A) are not reported while A or B has never been
-// write-locked, and are reported, by that goroutine, when the last of
-// them is write-locked for the first time, once. TryRLock, like TryLock,
-// adds no edge into the lock it takes (locks taken while holding it are
-// ordered after it), and an RWMonitor's re-entry (a reader reading again,
-// the writer reading) adds none. Reports (rlock or lock in the scenario
+// write-locked somewhere in Order mode (by Lock, TryLock, LockContext or
+// LockTimeout; a Mutex or Monitor always counts): two goroutines taking
+// R(A) then R(B) and R(B) then R(A) are not reported while A or B has
+// never been write-locked, and are reported, by that goroutine, when the
+// last of them is write-locked for the first time, once. TryRLock, like
+// TryLock and a timed call with d <= 0, adds no edge into the lock it
+// takes (locks taken while holding it are ordered after it), and an
+// RWMonitor's re-entry (a reader reading again, the writer reading) adds
+// none. Reports (rlock or lock in the scenario
 // lines), Dump and WriteDOT's order edges say which access each side had.
 //
 // # The order model
@@ -102,8 +103,9 @@
 // only one against it searches, among the locks ordered between its two
 // ends. Re-entry into a Monitor is never an edge and never a report.
 // A TryLock adds no edge to the lock it tries (it cannot block), but locks
-// taken while holding it do. A LockContext, or a LockTimeout with a
-// positive timeout, can block, so it adds edges like Lock.
+// taken while holding it do. A LockContext, or a LockTimeout (or
+// RLockTimeout) with a positive timeout, can block, so it adds edges like
+// Lock (or RLock).
 //
 // # Reports and what happens
 //
