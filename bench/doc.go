@@ -12,9 +12,14 @@
 // condvar.Cond, against sync.Cond and a channel pair), Pool (Jetty's
 // connection-pool workload on bench/connpool) and BatchQueue (items
 // one at a time or in batches through bench/batchqueue, against a
-// buffered channel). The Go benchmarks in this package and the lockbench
-// command (bench/cmd/lockbench) both call these helpers, so the two report
-// the same measurements.
+// buffered channel). The read-write locks (RWLocks: sync.RWMutex as the
+// baseline, mutex.RWMutex, monitor.RWMonitor at a first entry and
+// re-entered, in each detection mode, and go-deadlock's RWMutex) have
+// their own: ReadPairs and WritePairs (uncontended RLock/RUnlock and
+// Lock/Unlock pairs) and RWMix (goroutines sharing one lock, a given
+// percentage of the operations reads). The Go benchmarks in this package
+// and the lockbench command (bench/cmd/lockbench) both call these
+// helpers, so the two report the same measurements.
 //
 // CPU time is the whole process's user plus system time from getrusage,
 // so a lock that spins, or a scheduler that spins looking for work, shows

@@ -9,12 +9,15 @@
 //
 // A Cond bound to a monitor.Monitor releases the monitor completely while
 // it waits, whatever the hold count, and restores exactly that count before
-// Wait returns, as Java's Condition.await and Ruby's MonitorMixin do. A Cond
-// bound to an owner-aware lock (mutex.Mutex, monitor.Monitor, or any
-// sync.Locker with an Owned() bool method) checks that the caller holds it
-// on every wait and panics with ErrNotOwner if not; bound to a plain
-// sync.Locker such as *sync.Mutex, which cannot tell its owner, Wait
-// requires the lock as sync.Cond's does. (monitor.Monitor's own Notify and
+// Wait returns, as Java's Condition.await and Ruby's MonitorMixin do; one
+// bound to a mutex.RWMutex or monitor.RWMonitor binds to its write lock,
+// and a wait on an RWMonitor releases and restores the caller's write and
+// read holds alike. A Cond bound to an owner-aware lock (mutex.Mutex,
+// monitor.Monitor, their read-write forms, or any sync.Locker with an
+// Owned() bool method) checks that the caller holds it on every wait and
+// panics with ErrNotOwner if not; bound to a plain sync.Locker such as
+// *sync.Mutex, which cannot tell its owner, Wait requires the lock as
+// sync.Cond's does. (monitor.Monitor's own Notify and
 // NotifyAll require the monitor held, as Java's notify does.)
 //
 // Waiters are signalled in FIFO order, and no signal is lost. A Signal, a
@@ -31,7 +34,9 @@
 // the next waiter; a waiter that nobody signalled passes nothing on.
 //
 // Every broken contract panics with an error matching a sentinel:
-// ErrNotOwner, ErrNilLocker, ErrCopied, ErrLockerChanged, ErrNilContext.
+// ErrNotOwner, ErrNilLocker, ErrCopied, ErrLockerChanged, ErrNilContext,
+// and ErrReadLocker for a Cond bound to the RLocker of a locksmith
+// read-write lock.
 //
 // The wait queue is guarded by a small mutex of the Cond's own, which a
 // wait takes once to queue and a Signal once to dequeue, since Signal may

@@ -27,7 +27,8 @@ const (
 	// are part of the locks.
 	Off Mode = Mode(core.ModeOff)
 	// Cycles, the default, checks the wait-for graph each time a goroutine
-	// is about to park on a Mutex or Monitor, and reports a deadlock the
+	// is about to park on a locksmith lock (a Mutex, Monitor, RWMutex or
+	// RWMonitor, or a Cond wait's reacquire), and reports a deadlock the
 	// moment it would form. The uncontended fast path does no extra work.
 	Cycles Mode = Mode(core.ModeCycles)
 	// Order is Cycles plus lock-order validation as Linux's lockdep does

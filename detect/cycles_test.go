@@ -449,10 +449,10 @@ func TestNoReportForReentry(t *testing.T) {
 // TestDeadlockOneVictim: when the two goroutines of a cycle park at the
 // same moment, each may register before the other walks, and then both
 // see the cycle and both are refused: two victims where one suffices (the
-// issue: "the goroutine that would close the cycle panics", as a database
-// aborts one transaction). Before core.checkCycle refused only the
-// goroutine with the largest registration epoch, this was seen about once
-// in 2000 rounds, 15 in 2000 under -race.
+// contract: "the goroutine that would close the cycle panics", as a
+// database aborts one transaction). core.checkCycle refuses only the
+// goroutine with the largest registration epoch; without that rule two
+// victims showed about once in 2000 rounds, 15 in 2000 under -race.
 func TestDeadlockOneVictim(t *testing.T) {
 	detecttest.Configure(t, detect.WithMode(detect.Cycles))
 	both := 0

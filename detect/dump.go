@@ -101,7 +101,8 @@ func heldNow() map[int64][]holding {
 // Order modes every goroutine blocked on a locksmith lock, with the lock
 // and its owner (for an RWMutex or RWMonitor, whether it waits to read or
 // to write, and who holds the lock in which mode, with the number of
-// readers); in Order mode also every lock each goroutine holds, with
+// readers; a reader waiting behind a writer that waits for readers to
+// leave is shown behind that writer, queued on the lock); in Order mode also every lock each goroutine holds, with
 // hold counts (read holds of locks with metadata are listed as such); and
 // every problem reported to the reporter in force, with how often it has
 // occurred since (see Report.Seen). A lock whose owner no longer runs (a
@@ -233,9 +234,11 @@ func liveGoroutines(want map[int64]bool) map[int64]bool {
 // an RWMutex or RWMonitor at either end, labelled with how a was held and
 // b taken, for reading or writing, the first time); a
 // dashed edge goroutine -> lock means the goroutine waits for the lock; a
-// bold edge lock -> goroutine means the goroutine holds it. For an RWMutex
-// or RWMonitor the labels say "for reading" or "for writing": a waiting
-// writer's edges lead to every reader, a waiting reader's to the writer.
+// bold edge lock -> goroutine means the goroutine holds it, or, labelled
+// "queued for writing by", that it is a writer waiting for the readers to
+// leave, ahead of new readers. For an RWMutex or RWMonitor the labels say
+// "for reading" or "for writing": a waiting writer's edges lead to every
+// reader, a waiting reader's to the writer.
 func WriteDOT(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString("digraph locksmith {\n\trankdir=LR;\n\tnode [shape=box];\n")

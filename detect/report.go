@@ -79,8 +79,9 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 // Step is one link of a reported cycle.
 //
 // For a Deadlock, goroutine Goroutine holds Holds and waits for WaitsFor,
-// which the next step's goroutine holds (the last step's WaitsFor is held
-// by the first step's goroutine); Stack is where the goroutine is now.
+// which the next step's goroutine holds, or, if that step is Queued, waits
+// for as a writer queued ahead of new readers (the last step's WaitsFor
+// is the first step's goroutine's); Stack is where the goroutine is now.
 //
 // For a LockOrder report, the step is one edge of the lock-order graph:
 // Goroutine acquired WaitsFor while holding Holds, at Stack, the first time

@@ -38,7 +38,8 @@ var ErrNilContext = core.ErrNilContext
 // goroutine may Lock it again; each Lock adds one to the hold count and
 // each Unlock takes one away; the monitor is released at zero. Unlock from
 // any other goroutine panics with ErrNotOwner and changes nothing.
-// Goroutines blocked in Lock park on a channel. Inside a testing/synctest
+// Goroutines blocked in Lock park on a channel (a semaphore, in a synctest
+// bubble where the wait cannot be durable). Inside a testing/synctest
 // bubble they are durably blocked when the holder and the other waiters
 // are goroutines of their bubble; a Monitor may be shared across bubbles
 // and with goroutines outside them, but such waits are not durable (see

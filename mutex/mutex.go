@@ -42,7 +42,8 @@ var ErrNilContext = core.ErrNilContext
 // A locked Mutex is associated with the goroutine that locked it. Lock from
 // that goroutine panics with ErrRecursiveLock; Unlock from any other
 // goroutine panics with ErrNotOwner. Goroutines blocked in Lock park on a
-// channel and show in the block profile. Inside a testing/synctest bubble
+// channel (a semaphore, in a synctest bubble where the wait cannot be
+// durable) and show in the block profile. Inside a testing/synctest bubble
 // a waiter is durably blocked when the holder and the other waiters are
 // goroutines of its bubble; a Mutex shared with goroutines outside the
 // bubble or in another one works (it never makes the runtime kill the

@@ -28,7 +28,7 @@ import (
 // through the same helper and calls the locks through sync.Locker, so
 // sync.Mutex pays the same dynamic dispatch as the others.
 //
-//	go test -run '^$' -bench . -benchtime 1s -count 5 ./detect/ | benchstat -
+//	go test -run '^$' -bench . -benchtime 1s -count 5 ./bench/detectcost | benchstat -
 
 // A benchCase is one configuration under benchmark. setup returns the
 // locks (as many as the benchmark asks for) and a teardown; both run on
@@ -112,7 +112,7 @@ func BenchmarkMutexUncontendedPair(b *testing.B) {
 }
 
 // BenchmarkMutexNestedPair takes two locks nested and releases them: in
-// Order mode, after the first round, a chain-cache lookup per acquisition.
+// Order mode, after the first round, an edge-set lookup per acquisition.
 func BenchmarkMutexNestedPair(b *testing.B) {
 	cases := []benchCase{
 		{"sync.Mutex", undetected(newSync)},

@@ -29,15 +29,22 @@
 // turn, so that a noisy moment on a shared machine spreads over all of
 // them. -latency measures a percentile table of lock-acquire latency
 // (HdrHistogram, with the clock's own overhead subtracted): alone it is
-// the only table, with -workload headline it is added. -workload pool runs
-// Jetty's connection-pool workload and -workload batch the batch-queue
-// workload instead, and -workload rw the read-write locks' tables against
-// sync.RWMutex (uncontended read and write pairs, and read-mostly mixes of
-// 90 % and 99 % reads at each goroutine count); -workload all runs every
-// table. -format picks text, markdown, json or csv (lockplot
-// charts the json). The markdown output is a whole page, BENCHMARKS.md:
+// the only table, with -workload headline or all it is added. -workload
+// pool runs Jetty's connection-pool workload and -workload batch the
+// batch-queue workload instead, and -workload rw the read-write locks'
+// tables against sync.RWMutex (uncontended read and write pairs, and
+// read-mostly mixes of 90 % and 99 % reads at each goroutine count);
+// -workload all runs every table. -format picks text, markdown, json or
+// csv (lockplot charts the json). The markdown output is a whole page, BENCHMARKS.md:
 //
 //	go run ./bench/cmd/lockbench -format markdown -workload all -latency > BENCHMARKS.md
+//
+// -soak DURATION measures nothing: it runs the stress mix of every
+// primitive (internal/stress) for that long, a sixth of it in each
+// detection mode, one switching modes while locks are held, and two with
+// locks shared across testing/synctest bubbles (skipped, and said so, in
+// a build before Go 1.25), then prints the operations per primitive and
+// the anomalies found, and exits with status 1 if there were any.
 //
 // JSON and CSV carry the start time, the Go version, the CPU and
 // locksmith's version. Results go to stdout, progress and diagnostics to
