@@ -41,15 +41,13 @@ func (a *Account) Withdraw(n int) {
 // Each transfer holds one account's monitor at a time, so two transfers in
 // opposite directions cannot deadlock.
 func ExampleMonitor() {
-	var alice, bob Account
-	alice.Deposit(100)
+	var acct Account
 	done := make(chan bool)
-	go func() { bob.Withdraw(50); alice.Deposit(50); done <- true }() // waits for bob's funds
-	alice.Withdraw(70)
-	bob.Deposit(70)
+	go func() { acct.Withdraw(70); done <- true }() // waits for the funds
+	acct.Deposit(100)
 	<-done
-	fmt.Println(alice.Balance(), bob.Balance())
-	// Output: 80 20
+	fmt.Println(acct.Balance())
+	// Output: 30
 }
 
 func ExampleMonitor_HoldCount() {
@@ -165,4 +163,22 @@ func ExampleMonitor_LockTimeout() {
 	// Output:
 	// true 2
 	// false
+}
+
+// Java's downgrade: take the write lock, update, take the read lock, and
+// release the write lock; the goroutine goes on reading, and other readers
+// may enter. Asking for the write lock while holding only the read lock
+// panics with ErrUpgrade instead of hanging.
+func ExampleRWMonitor() {
+	var rw monitor.RWMonitor // the zero value is unlocked
+	rw.Lock()
+	rw.RLock()
+	rw.Unlock() // downgraded: a reader now
+	defer rw.RUnlock()
+	defer func() { fmt.Println(errors.Is(recover().(error), monitor.ErrUpgrade)) }()
+	fmt.Println(rw.WriteHoldCount(), rw.ReadHoldCount())
+	rw.Lock() // read-to-write upgrade: Java's ReentrantReadWriteLock hangs here
+	// Output:
+	// 0 1
+	// true
 }
