@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -170,11 +169,11 @@ func runDifferentials(t *testing.T, ds []differential) {
 var differentials = []differential{
 	{
 		name: "NoDeadlocks", origin: "deadlock_test.go TestNoDeadlocks",
-		theirs: gdNoDeadlocks, ours: lsNoDeadlocks, wantTheirs: 0, wantOurs: 0,
+		theirs: noDeadlocks(goDeadlockKit), ours: noDeadlocks(locksmithExclusiveKit), wantTheirs: 0, wantOurs: 0,
 	},
 	{
 		name: "LockOrder", origin: "deadlock_test.go TestLockOrder", real: true,
-		theirs: gdLockOrder, ours: lsLockOrder, wantTheirs: 1, wantOurs: 1,
+		theirs: lockOrder(goDeadlockKit, ""), ours: lockOrder(locksmithExclusiveKit, "rwmonitor"), wantTheirs: 1, wantOurs: 1,
 	},
 	{
 		name: "ConcurrentLockOrder", origin: "deadlock_test.go TestConcurrentLockOrderDetection", real: true,
@@ -206,7 +205,7 @@ var differentials = []differential{
 	},
 	{
 		name: "ManyReadersFewWriters", origin: "deadlock_test.go TestManyReadersFewWriters",
-		theirs: gdManyReaders, ours: lsManyReaders, wantTheirs: 0, wantOurs: 0,
+		theirs: manyReaders(goDeadlockKit), ours: manyReaders(locksmithExclusiveKit), wantTheirs: 0, wantOurs: 0,
 	},
 	{
 		name: "DeadlockTimeoutTransientNoHolder", origin: "deadlock_test.go TestDeadlockTimeoutTransientNoHolder",
@@ -222,7 +221,7 @@ var differentials = []differential{
 	},
 	{
 		name: "TryLockNoDeadlocks", origin: "trylock_test.go TestTryLockNoDeadlocks",
-		theirs: gdTryLockNoDeadlocks, ours: lsTryLockNoDeadlocks, wantTheirs: 0, wantOurs: 0,
+		theirs: tryLockNoDeadlocks(goDeadlockKit), ours: tryLockNoDeadlocks(locksmithExclusiveKit), wantTheirs: 0, wantOurs: 0,
 	},
 	{
 		name: "MutexTryLock", origin: "trylock_test.go TestMutexTryLock",
@@ -233,7 +232,7 @@ var differentials = []differential{
 		// a -> b dependency, so b then a is no inversion. go-deadlock's
 		// report is a false positive.
 		name: "TryLockOrder", origin: "trylock_test.go TestTryLockOrder",
-		theirs: gdTryLockOrder, ours: lsTryLockOrder, wantTheirs: 1, wantOurs: 0,
+		theirs: tryLockOrder(goDeadlockKit, ""), ours: tryLockOrder(locksmithExclusiveKit, "rwmonitor"), wantTheirs: 1, wantOurs: 0,
 	},
 	{
 		name: "OrderMapGC", origin: "gc_go124_test.go TestOrderMapGC",
@@ -268,128 +267,6 @@ var differentials = []differential{
 }
 
 // --- go-deadlock's side -------------------------------------------------
-
-func gdNoDeadlocks(t *testing.T) int {
-	h := useGoDeadlock(t, 5*time.Second, true)
-	var a deadlock.RWMutex
-	var b deadlock.Mutex
-	var c deadlock.RWMutex
-	var wg sync.WaitGroup
-	for range 10 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 5 {
-				a.Lock()
-				b.Lock()
-				c.RLock()
-				runtime.Gosched()
-				c.RUnlock()
-				b.Unlock()
-				a.Unlock()
-			}
-		}()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 5 {
-				a.RLock()
-				b.Lock()
-				c.Lock()
-				runtime.Gosched()
-				c.Unlock()
-				b.Unlock()
-				a.RUnlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return h.count()
-}
-
-func gdTryLockNoDeadlocks(t *testing.T) int {
-	h := useGoDeadlock(t, 5*time.Second, true)
-	var a deadlock.RWMutex
-	var b deadlock.Mutex
-	var c deadlock.RWMutex
-	var wg sync.WaitGroup
-	for range 10 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 5 {
-				if a.TryLock() {
-					if b.TryLock() {
-						if c.TryRLock() {
-							runtime.Gosched()
-							c.RUnlock()
-						}
-						b.Unlock()
-					}
-					a.Unlock()
-				}
-			}
-		}()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 5 {
-				if a.TryRLock() {
-					if b.TryLock() {
-						if c.TryLock() {
-							runtime.Gosched()
-							c.Unlock()
-						}
-						b.Unlock()
-					}
-					a.RUnlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return h.count()
-}
-
-func gdLockOrder(t *testing.T) int {
-	h := useGoDeadlock(t, 0, true)
-	var a deadlock.RWMutex
-	var b deadlock.Mutex
-	testutil.OnOtherOK(t, func() {
-		a.Lock()
-		b.Lock()
-		b.Unlock()
-		a.Unlock()
-	})
-	testutil.OnOtherOK(t, func() {
-		b.Lock()
-		a.RLock()
-		a.RUnlock()
-		b.Unlock()
-	})
-	return h.count()
-}
-
-func gdTryLockOrder(t *testing.T) int {
-	h := useGoDeadlock(t, 0, true)
-	var a deadlock.RWMutex
-	var b deadlock.Mutex
-	testutil.OnOtherOK(t, func() {
-		if a.TryLock() {
-			if b.TryLock() {
-				b.Unlock()
-			}
-			a.Unlock()
-		}
-	})
-	testutil.OnOtherOK(t, func() {
-		b.Lock()
-		a.RLock()
-		a.RUnlock()
-		b.Unlock()
-	})
-	return h.count()
-}
 
 func gdConcurrentLockOrder(t *testing.T) int {
 	h := useGoDeadlock(t, 0, true)
@@ -508,37 +385,6 @@ func gdStarved(t *testing.T) int {
 	a.RUnlock()
 	require.Nil(t, writer.Wait(t))
 	require.Nil(t, reader.Wait(t))
-	return h.count()
-}
-
-func gdManyReaders(t *testing.T) int {
-	h := useGoDeadlock(t, 5*time.Second, true)
-	var mu deadlock.RWMutex
-	var wg sync.WaitGroup
-	for range 100 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 50 {
-				mu.RLock()
-				runtime.Gosched()
-				mu.RUnlock()
-			}
-		}()
-	}
-	for range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 10 {
-				mu.Lock()
-				runtime.Gosched()
-				mu.Unlock()
-				runtime.Gosched()
-			}
-		}()
-	}
-	wg.Wait()
 	return h.count()
 }
 
@@ -759,83 +605,6 @@ func lsConfigure(t *testing.T, wait time.Duration) *detecttest.Recorder {
 	return detecttest.Configure(t, detect.WithMode(detect.Order), detect.WithWaitTimeout(wait))
 }
 
-func lsNoDeadlocks(t *testing.T) int {
-	rec := lsConfigure(t, 5*time.Second)
-	var a monitor.Monitor
-	var b, c mutex.Mutex
-	var wg sync.WaitGroup
-	for range 10 {
-		for range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range 5 {
-					a.Lock()
-					b.Lock()
-					c.Lock()
-					runtime.Gosched()
-					c.Unlock()
-					b.Unlock()
-					a.Unlock()
-				}
-			}()
-		}
-	}
-	wg.Wait()
-	return len(rec.All())
-}
-
-func lsTryLockNoDeadlocks(t *testing.T) int {
-	rec := lsConfigure(t, 5*time.Second)
-	var a monitor.Monitor
-	var b, c mutex.Mutex
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 5 {
-				if a.TryLock() {
-					if b.TryLock() {
-						if c.TryLock() {
-							runtime.Gosched()
-							c.Unlock()
-						}
-						b.Unlock()
-					}
-					a.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return len(rec.All())
-}
-
-func lsLockOrder(t *testing.T) int {
-	rec := lsConfigure(t, 0)
-	a, b := detecttest.Named("monitor", "a"), detecttest.Named("mutex", "b")
-	testutil.OnOtherOK(t, func() { lockPair(a, b) })
-	testutil.OnOtherOK(t, func() { lockPair(b, a) })
-	assert.Len(t, rec.All(detect.LockOrder), len(rec.All()))
-	return len(rec.All())
-}
-
-func lsTryLockOrder(t *testing.T) int {
-	rec := lsConfigure(t, 0)
-	a, b := detecttest.Named("monitor", "a").(*monitor.Monitor), detecttest.Named("mutex", "b").(*mutex.Mutex)
-	testutil.OnOtherOK(t, func() {
-		if a.TryLock() {
-			if b.TryLock() {
-				b.Unlock()
-			}
-			a.Unlock()
-		}
-	})
-	testutil.OnOtherOK(t, func() { lockPair(b, a) })
-	return len(rec.All())
-}
-
 func lsConcurrentLockOrder(t *testing.T) int {
 	rec := lsConfigure(t, 0)
 	a, b := detecttest.Named("mutex", "a"), detecttest.Named("mutex", "b")
@@ -964,37 +733,6 @@ func lsStarved(t *testing.T) int {
 	require.Nil(t, w1.Wait(t))
 	require.Nil(t, w2.Wait(t))
 	checkWaitReports(t, rec, testutil.GoroutineID())
-	return len(rec.All())
-}
-
-func lsManyReaders(t *testing.T) int {
-	rec := lsConfigure(t, 5*time.Second)
-	var mu monitor.Monitor
-	var wg sync.WaitGroup
-	for range 100 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 50 {
-				mu.Lock()
-				runtime.Gosched()
-				mu.Unlock()
-			}
-		}()
-	}
-	for range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 10 {
-				mu.Lock()
-				runtime.Gosched()
-				mu.Unlock()
-				runtime.Gosched()
-			}
-		}()
-	}
-	wg.Wait()
 	return len(rec.All())
 }
 

@@ -2,7 +2,6 @@ package detectdiff_test
 
 import (
 	"errors"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -55,18 +54,18 @@ func TestDifferentialRWOrder(t *testing.T) { runDifferentials(t, rwOrderDifferen
 var rwDifferentials = []differential{
 	{
 		name: "RWNoDeadlocks", origin: "deadlock_test.go TestNoDeadlocks",
-		theirs: gdNoDeadlocks, ours: lsRWNoDeadlocks, wantTheirs: 0, wantOurs: 0,
+		theirs: noDeadlocks(goDeadlockKit), ours: noDeadlocks(locksmithRWKit), wantTheirs: 0, wantOurs: 0,
 	},
 	{
 		name: "RWTryLockNoDeadlocks", origin: "trylock_test.go TestTryLockNoDeadlocks",
-		theirs: gdTryLockNoDeadlocks, ours: lsRWTryLockNoDeadlocks, wantTheirs: 0, wantOurs: 0,
+		theirs: tryLockNoDeadlocks(goDeadlockKit), ours: tryLockNoDeadlocks(locksmithRWKit), wantTheirs: 0, wantOurs: 0,
 	},
 	{
 		// A TryLock cannot block, so holding a while trying b is no
 		// a -> b dependency, and b then R(a) is no inversion; go-deadlock
 		// records the TryLocks' order and reports.
 		name: "RWTryLockOrder", origin: "trylock_test.go TestTryLockOrder",
-		theirs: gdTryLockOrder, ours: lsRWTryLockOrder, wantTheirs: 1, wantOurs: 0,
+		theirs: tryLockOrder(goDeadlockKit, ""), ours: tryLockOrder(locksmithRWKit, "rwmutex"), wantTheirs: 1, wantOurs: 0,
 	},
 	{
 		name: "RWMutex", origin: "deadlock_test.go TestRWMutex", real: true,
@@ -82,7 +81,7 @@ var rwDifferentials = []differential{
 	},
 	{
 		name: "RWManyReadersFewWriters", origin: "deadlock_test.go TestManyReadersFewWriters",
-		theirs: gdManyReaders, ours: lsRWManyReaders, wantTheirs: 0, wantOurs: 0,
+		theirs: manyReaders(goDeadlockKit), ours: manyReaders(locksmithRWKit), wantTheirs: 0, wantOurs: 0,
 	},
 	{
 		name: "RWLockDuplicate", origin: "deadlock_test.go TestLockDuplicate", real: true,
@@ -149,7 +148,7 @@ var rwOrderDifferentials = []differential{
 		// [read rule] W(a) then b; b then R(a): the reader waits for a
 		// writer, a real inversion.
 		name: "RWLockOrder", origin: "deadlock_test.go TestLockOrder [read rule]", real: true,
-		theirs: gdLockOrder, ours: lsRWLockOrder, wantTheirs: 1, wantOurs: 1,
+		theirs: lockOrder(goDeadlockKit, ""), ours: lockOrder(locksmithRWKit, "rwmutex"), wantTheirs: 1, wantOurs: 1,
 	},
 	{
 		// [read rule] R(a) then b; b then W(a): the writer waits for the
@@ -389,108 +388,6 @@ func gdReadCycle(w writerAt) func(t *testing.T) int {
 
 // --- locksmith's side ---------------------------------------------------
 
-func lsRWNoDeadlocks(t *testing.T) int {
-	rec := lsConfigure(t, 5*time.Second)
-	var a monitor.RWMonitor
-	var b mutex.Mutex
-	var c mutex.RWMutex
-	var wg sync.WaitGroup
-	for range 10 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 5 {
-				a.Lock()
-				b.Lock()
-				c.RLock()
-				runtime.Gosched()
-				c.RUnlock()
-				b.Unlock()
-				a.Unlock()
-			}
-		}()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 5 {
-				a.RLock()
-				b.Lock()
-				c.Lock()
-				runtime.Gosched()
-				c.Unlock()
-				b.Unlock()
-				a.RUnlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return len(rec.All())
-}
-
-func lsRWTryLockNoDeadlocks(t *testing.T) int {
-	rec := lsConfigure(t, 5*time.Second)
-	var a monitor.RWMonitor
-	var b mutex.Mutex
-	var c mutex.RWMutex
-	var wg sync.WaitGroup
-	for range 10 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 5 {
-				if a.TryLock() {
-					if b.TryLock() {
-						if c.TryRLock() {
-							runtime.Gosched()
-							c.RUnlock()
-						}
-						b.Unlock()
-					}
-					a.Unlock()
-				}
-			}
-		}()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 5 {
-				if a.TryRLock() {
-					if b.TryLock() {
-						if c.TryLock() {
-							runtime.Gosched()
-							c.Unlock()
-						}
-						b.Unlock()
-					}
-					a.RUnlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return len(rec.All())
-}
-
-func lsRWTryLockOrder(t *testing.T) int {
-	rec := lsConfigure(t, 0)
-	a, b := namedRW("rwmutex", "a"), detecttest.Named("mutex", "b").(*mutex.Mutex)
-	testutil.OnOtherOK(t, func() {
-		if a.TryLock() {
-			if b.TryLock() {
-				b.Unlock()
-			}
-			a.Unlock()
-		}
-	})
-	testutil.OnOtherOK(t, func() {
-		b.Lock()
-		a.RLock()
-		a.RUnlock()
-		b.Unlock()
-	})
-	return len(rec.All())
-}
-
 // checkRWWaitReports: the writer's report names the read holder, the
 // reader's says it waits for reading behind the writer.
 func checkRWWaitReports(t *testing.T, rec *detecttest.Recorder, holder, writer, reader int64) {
@@ -574,37 +471,6 @@ func lsRWStarved(t *testing.T) int {
 	require.Nil(t, writer.Wait(t))
 	require.Nil(t, reader.Wait(t))
 	checkRWWaitReports(t, rec, testutil.GoroutineID(), writer.G, reader.G)
-	return len(rec.All())
-}
-
-func lsRWManyReaders(t *testing.T) int {
-	rec := lsConfigure(t, 5*time.Second)
-	var mu monitor.RWMonitor
-	var wg sync.WaitGroup
-	for range 100 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 50 {
-				mu.RLock()
-				runtime.Gosched()
-				mu.RUnlock()
-			}
-		}()
-	}
-	for range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 10 {
-				mu.Lock()
-				runtime.Gosched()
-				mu.Unlock()
-				runtime.Gosched()
-			}
-		}()
-	}
-	wg.Wait()
 	return len(rec.All())
 }
 
@@ -786,19 +652,6 @@ func lsWriterPreferenceCycle(t *testing.T) int {
 	}
 	assert.Len(t, rec.All(detect.Deadlock), len(rec.All()))
 	return len(rec.All())
-}
-
-func lsRWLockOrder(t *testing.T) int {
-	rec := lsConfigure(t, 0)
-	a, b := namedRW("rwmutex", "a"), detecttest.Named("mutex", "b")
-	testutil.OnOtherOK(t, func() { lockPair(a, b) })
-	testutil.OnOtherOK(t, func() {
-		b.Lock()
-		a.RLock()
-		a.RUnlock()
-		b.Unlock()
-	})
-	return len(rec.All(detect.LockOrder))
 }
 
 func lsRWLockOrderReadFirst(t *testing.T) int {
