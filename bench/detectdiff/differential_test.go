@@ -177,7 +177,7 @@ var differentials = []differential{
 	},
 	{
 		name: "ConcurrentLockOrder", origin: "deadlock_test.go TestConcurrentLockOrderDetection", real: true,
-		theirs: gdConcurrentLockOrder, ours: lsConcurrentLockOrder, wantTheirs: -1, wantOurs: 1,
+		theirs: concurrentLockOrder(goDeadlockKit), ours: concurrentLockOrder(locksmithExclusiveKit), wantTheirs: -1, wantOurs: 1,
 	},
 	{
 		name: "HardDeadlock", origin: "deadlock_test.go TestHardDeadlock", real: true,
@@ -248,11 +248,11 @@ var differentials = []differential{
 	},
 	{
 		name: "ThreeLockOrderCycle", origin: "beyond its suite: A->B->C->A, potential", real: true,
-		theirs: gdThreeLockOrder, ours: lsThreeLockOrder, wantTheirs: 0, wantOurs: 1,
+		theirs: threeLockOrder(goDeadlockKit), ours: threeLockOrder(locksmithExclusiveKit), wantTheirs: 0, wantOurs: 1,
 	},
 	{
 		name: "FailedTryLockHidesHolder", origin: "beyond its suite: failed TryLock erases the holder", real: true,
-		theirs: gdHiddenHolderOrder, ours: lsHiddenHolderOrder, wantTheirs: 0, wantOurs: 1,
+		theirs: hiddenHolderOrder(goDeadlockKit), ours: hiddenHolderOrder(locksmithExclusiveKit), wantTheirs: 0, wantOurs: 1,
 	},
 	{
 		name: "FailedTryLockHidesHolderWait", origin: "beyond its suite: ... so a long wait is never reported", real: true,
@@ -262,38 +262,11 @@ var differentials = []differential{
 		// Recursive read locking is allowed by sync.RWMutex (while no
 		// writer waits) and re-entry by a Monitor: go-deadlock reports it.
 		name: "Reentry", origin: "beyond its suite: re-entry reported as a deadlock",
-		theirs: gdReentry, ours: lsReentry, wantTheirs: 1, wantOurs: 0,
+		theirs: reentry(goDeadlockKit), ours: reentry(locksmithExclusiveKit), wantTheirs: 1, wantOurs: 0,
 	},
 }
 
 // --- go-deadlock's side -------------------------------------------------
-
-func gdConcurrentLockOrder(t *testing.T) int {
-	h := useGoDeadlock(t, 0, true)
-	var a, b deadlock.Mutex
-	a.Lock()
-	b.Lock()
-	b.Unlock()
-	a.Unlock()
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			for range 10 {
-				b.Lock()
-				a.Lock()
-				a.Unlock()
-				b.Unlock()
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	return h.count()
-}
 
 func gdHardDeadlock(try bool) func(t *testing.T) int {
 	return func(t *testing.T) int {
@@ -517,30 +490,6 @@ func gdCycle(n int) func(t *testing.T) int {
 	}
 }
 
-func gdThreeLockOrder(t *testing.T) int {
-	h := useGoDeadlock(t, 0, true)
-	var a, b, c deadlock.Mutex
-	testutil.OnOtherOK(t, func() { lockPair(&a, &b) })
-	testutil.OnOtherOK(t, func() { lockPair(&b, &c) })
-	testutil.OnOtherOK(t, func() { lockPair(&c, &a) })
-	return h.count()
-}
-
-// gdHiddenHolderOrder: another goroutine's failed TryLock of a makes
-// go-deadlock forget that the test holds a, so a -> b is never recorded
-// and b -> a is no inversion to it.
-func gdHiddenHolderOrder(t *testing.T) int {
-	h := useGoDeadlock(t, 0, true)
-	var a, b deadlock.Mutex
-	a.Lock()
-	testutil.OnOtherOK(t, func() { assert.False(t, a.TryLock()) })
-	b.Lock()
-	b.Unlock()
-	a.Unlock()
-	testutil.OnOtherOK(t, func() { lockPair(&b, &a) })
-	return h.count()
-}
-
 // gdHiddenHolderWait runs the child process goDeadlockHiddenHolderChild.
 func gdHiddenHolderWait(t *testing.T) int {
 	stdout, _ := runHelper(t, "godeadlock-hidden-holder")
@@ -585,46 +534,12 @@ func goDeadlockHiddenHolderChild(t *testing.T) {
 	fmt.Fprintf(os.Stdout, "reports=%d\n", aboutMu)
 }
 
-func gdReentry(t *testing.T) int {
-	h := useGoDeadlock(t, 0, true)
-	var a deadlock.RWMutex
-	testutil.OnOtherOK(t, func() {
-		a.RLock()
-		a.RLock()
-		a.RUnlock()
-		a.RUnlock()
-	})
-	return h.count()
-}
-
 // --- locksmith's side ---------------------------------------------------
 
 // lsConfigure is configure in Order mode (go-deadlock's default checks
 // both lock order and waits) with the given wait timeout (0 for none).
 func lsConfigure(t *testing.T, wait time.Duration) *detecttest.Recorder {
 	return detecttest.Configure(t, detect.WithMode(detect.Order), detect.WithWaitTimeout(wait))
-}
-
-func lsConcurrentLockOrder(t *testing.T) int {
-	rec := lsConfigure(t, 0)
-	a, b := detecttest.Named("mutex", "a"), detecttest.Named("mutex", "b")
-	lockPair(a, b)
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			for range 10 {
-				lockPair(b, a)
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	assert.Len(t, rec.All(detect.LockOrder), len(rec.All()))
-	return len(rec.All())
 }
 
 // checkWaitReports checks that every report is a WaitTimeout naming the
@@ -849,27 +764,6 @@ func lsCycle(n int) func(t *testing.T) int {
 	}
 }
 
-func lsThreeLockOrder(t *testing.T) int {
-	rec := lsConfigure(t, 0)
-	a, b, c := detecttest.Named("mutex", "a"), detecttest.Named("monitor", "b"), detecttest.Named("mutex", "c")
-	testutil.OnOtherOK(t, func() { lockPair(a, b) })
-	testutil.OnOtherOK(t, func() { lockPair(b, c) })
-	testutil.OnOtherOK(t, func() { lockPair(c, a) })
-	return len(rec.All(detect.LockOrder))
-}
-
-func lsHiddenHolderOrder(t *testing.T) int {
-	rec := lsConfigure(t, 0)
-	a, b := detecttest.Named("mutex", "a").(*mutex.Mutex), detecttest.Named("mutex", "b")
-	a.Lock()
-	testutil.OnOtherOK(t, func() { assert.False(t, a.TryLock()) })
-	b.Lock()
-	b.Unlock()
-	a.Unlock()
-	testutil.OnOtherOK(t, func() { lockPair(b, a) })
-	return len(rec.All(detect.LockOrder))
-}
-
 func lsHiddenHolderWait(t *testing.T) int {
 	rec := lsConfigure(t, 20*time.Millisecond)
 	var mu mutex.Mutex
@@ -883,17 +777,5 @@ func lsHiddenHolderWait(t *testing.T) int {
 	mu.Unlock()
 	require.Nil(t, w.Wait(t))
 	checkWaitReports(t, rec, testutil.GoroutineID())
-	return len(rec.All())
-}
-
-func lsReentry(t *testing.T) int {
-	rec := lsConfigure(t, 0)
-	var mon monitor.Monitor
-	testutil.OnOtherOK(t, func() {
-		mon.Lock()
-		mon.Lock()
-		mon.Unlock()
-		mon.Unlock()
-	})
 	return len(rec.All())
 }

@@ -41,8 +41,9 @@ type kit struct {
 	// rw returns a read-write lock of the kind "rwmutex" or "rwmonitor"
 	// (go-deadlock has one kind), named for reports.
 	rw func(kind, name string) rwLock
-	// mutex returns a plain mutex, named for reports.
-	mutex func(name string) tryLocker
+	// mutex returns a plain mutex of the kind "mutex" or "monitor"
+	// (go-deadlock has one kind), named for reports.
+	mutex func(kind, name string) tryLocker
 }
 
 // reports counts one scenario's reports.
@@ -69,13 +70,13 @@ var goDeadlockKit = kit{
 		return useGoDeadlock(t, wait, order)
 	},
 	rw:    func(string, string) rwLock { return new(deadlock.RWMutex) },
-	mutex: func(string) tryLocker { return new(deadlock.Mutex) },
+	mutex: func(string, string) tryLocker { return new(deadlock.Mutex) },
 }
 
 var locksmithRWKit = kit{
 	configure: lsKitConfigure,
 	rw:        namedRW,
-	mutex:     func(name string) tryLocker { return detecttest.Named("mutex", name).(tryLocker) },
+	mutex:     func(kind, name string) tryLocker { return detecttest.Named(kind, name).(tryLocker) },
 }
 
 var locksmithExclusiveKit = kit{
@@ -109,7 +110,7 @@ func (e exclusive) TryRLock() bool { return e.TryLock() }
 func noDeadlocks(k kit) func(t *testing.T) int {
 	return func(t *testing.T) int {
 		rep := k.configure(t, 5*time.Second, true)
-		a, b, c := k.rw("rwmonitor", "a"), k.mutex("b"), k.rw("rwmutex", "c")
+		a, b, c := k.rw("rwmonitor", "a"), k.mutex("mutex", "b"), k.rw("rwmutex", "c")
 		var wg sync.WaitGroup
 		for range 10 {
 			wg.Add(1)
@@ -147,7 +148,7 @@ func noDeadlocks(k kit) func(t *testing.T) int {
 func tryLockNoDeadlocks(k kit) func(t *testing.T) int {
 	return func(t *testing.T) int {
 		rep := k.configure(t, 5*time.Second, true)
-		a, b, c := k.rw("rwmonitor", "a"), k.mutex("b"), k.rw("rwmutex", "c")
+		a, b, c := k.rw("rwmonitor", "a"), k.mutex("mutex", "b"), k.rw("rwmutex", "c")
 		var wg sync.WaitGroup
 		for range 10 {
 			wg.Add(1)
@@ -226,7 +227,7 @@ func manyReaders(k kit) func(t *testing.T) int {
 func lockOrder(k kit, kindA string) func(t *testing.T) int {
 	return func(t *testing.T) int {
 		rep := k.configure(t, 0, true)
-		a, b := k.rw(kindA, "a"), k.mutex("b")
+		a, b := k.rw(kindA, "a"), k.mutex("mutex", "b")
 		testutil.OnOtherOK(t, func() { lockPair(a, b) })
 		testutil.OnOtherOK(t, func() {
 			b.Lock()
@@ -244,7 +245,7 @@ func lockOrder(k kit, kindA string) func(t *testing.T) int {
 func tryLockOrder(k kit, kindA string) func(t *testing.T) int {
 	return func(t *testing.T) int {
 		rep := k.configure(t, 0, true)
-		a, b := k.rw(kindA, "a"), k.mutex("b")
+		a, b := k.rw(kindA, "a"), k.mutex("mutex", "b")
 		testutil.OnOtherOK(t, func() {
 			if a.TryLock() {
 				if b.TryLock() {
@@ -259,6 +260,152 @@ func tryLockOrder(k kit, kindA string) func(t *testing.T) int {
 			a.RUnlock()
 			b.Unlock()
 		})
+		return rep.count()
+	}
+}
+
+func concurrentLockOrder(k kit) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rep := k.configure(t, 0, true)
+		a, b := k.mutex("mutex", "a"), k.mutex("mutex", "b")
+		lockPair(a, b)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				for range 10 {
+					lockPair(b, a)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		rep.onlyKind(t, detect.LockOrder)
+		return rep.count()
+	}
+}
+
+// threeLockOrder: a -> b, b -> c, c -> a, each pair in its own goroutine.
+// go-deadlock checks lock order by pairs and misses it.
+func threeLockOrder(k kit) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rep := k.configure(t, 0, true)
+		a, b, c := k.mutex("mutex", "a"), k.mutex("monitor", "b"), k.mutex("mutex", "c")
+		testutil.OnOtherOK(t, func() { lockPair(a, b) })
+		testutil.OnOtherOK(t, func() { lockPair(b, c) })
+		testutil.OnOtherOK(t, func() { lockPair(c, a) })
+		rep.onlyKind(t, detect.LockOrder)
+		return rep.count()
+	}
+}
+
+// hiddenHolderOrder: another goroutine's failed TryLock of a makes
+// go-deadlock forget that the test holds a, so a -> b is never recorded
+// and b -> a is no inversion to it.
+func hiddenHolderOrder(k kit) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rep := k.configure(t, 0, true)
+		a, b := k.mutex("mutex", "a"), k.mutex("mutex", "b")
+		a.Lock()
+		testutil.OnOtherOK(t, func() { assert.False(t, a.TryLock()) })
+		b.Lock()
+		b.Unlock()
+		a.Unlock()
+		testutil.OnOtherOK(t, func() { lockPair(b, a) })
+		rep.onlyKind(t, detect.LockOrder)
+		return rep.count()
+	}
+}
+
+// reentry: a read lock taken twice by one goroutine (a Monitor's Lock
+// twice in the exclusive ports).
+func reentry(k kit) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rep := k.configure(t, 0, true)
+		a := k.rw("rwmonitor", "a")
+		testutil.OnOtherOK(t, func() {
+			a.RLock()
+			a.RLock()
+			a.RUnlock()
+			a.RUnlock()
+		})
+		return rep.count()
+	}
+}
+
+// lockOrderReadFirst: R(a) then b; b then W(a).
+func lockOrderReadFirst(k kit) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rep := k.configure(t, 0, true)
+		a, b := k.rw("rwmonitor", "a"), k.mutex("mutex", "b")
+		testutil.OnOtherOK(t, func() {
+			a.RLock()
+			b.Lock()
+			b.Unlock()
+			a.RUnlock()
+		})
+		testutil.OnOtherOK(t, func() { lockPair(b, a) })
+		rep.onlyKind(t, detect.LockOrder)
+		return rep.count()
+	}
+}
+
+// twoRWInversion: W(A) R(B), then W(B) R(A).
+func twoRWInversion(k kit) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rep := k.configure(t, 0, true)
+		a, b := k.rw("rwmutex", "A"), k.rw("rwmonitor", "B")
+		testutil.OnOtherOK(t, func() {
+			a.Lock()
+			b.RLock()
+			b.RUnlock()
+			a.Unlock()
+		})
+		testutil.OnOtherOK(t, func() {
+			b.Lock()
+			a.RLock()
+			a.RUnlock()
+			b.Unlock()
+		})
+		rep.onlyKind(t, detect.LockOrder)
+		return rep.count()
+	}
+}
+
+// Which locks of a read cycle's scenario are write-locked, and when. The
+// cycle is R(A) R(B) in one goroutine, then R(B) R(A) in another.
+type writerAt int
+
+const (
+	noWriter        writerAt = iota
+	writerOnA                // A, before the cycle forms
+	writersBefore            // A and B, before the cycle forms
+	lastWriterAfter          // A before, B after the cycle formed; then R(A) R(B) once more
+)
+
+// readCycle runs the read cycle with writers at w.
+func readCycle(k kit, w writerAt) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rep := k.configure(t, 0, true)
+		a, b := k.rw("rwmutex", "A"), k.rw("rwmonitor", "B")
+		write := func(l sync.Locker) { testutil.OnOtherOK(t, func() { l.Lock(); l.Unlock() }) }
+		ab := func() { a.RLock(); b.RLock(); b.RUnlock(); a.RUnlock() }
+		if w != noWriter {
+			write(a)
+		}
+		if w == writersBefore {
+			write(b)
+		}
+		testutil.OnOtherOK(t, ab)
+		testutil.OnOtherOK(t, func() { b.RLock(); a.RLock(); a.RUnlock(); b.RUnlock() })
+		if w == lastWriterAfter {
+			write(b)
+			testutil.OnOtherOK(t, ab)
+		}
+		rep.onlyKind(t, detect.LockOrder)
 		return rep.count()
 	}
 }

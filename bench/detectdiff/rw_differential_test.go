@@ -100,7 +100,7 @@ var rwDifferentials = []differential{
 		// waits, so the bug hides until one does; mutex.RWMutex panics on
 		// every run.
 		name: "RecursiveRLock", origin: "beyond its suite: recursive RLock, no writer", real: true,
-		theirs: gdReentry, ours: lsRecursiveRLock, wantTheirs: 1, wantOurs: 1,
+		theirs: reentry(goDeadlockKit), ours: lsRecursiveRLock, wantTheirs: 1, wantOurs: 1,
 	},
 	{
 		name: "RecursiveRLockWriterQueued", origin: "beyond its suite: recursive RLock, writer queued", real: true,
@@ -111,7 +111,7 @@ var rwDifferentials = []differential{
 		// queued writer (the writer waits for it anyway), so neither case
 		// is a deadlock on it and it reports nothing.
 		name: "RWMonitorReentrantRead", origin: "beyond its suite: RWMonitor re-entrant read, no writer",
-		theirs: gdReentry, ours: lsRWMonitorReentrantRead, wantTheirs: 1, wantOurs: 0,
+		theirs: reentry(goDeadlockKit), ours: lsRWMonitorReentrantRead, wantTheirs: 1, wantOurs: 0,
 	},
 	{
 		name: "RWMonitorReentrantReadWriterQueued", origin: "beyond its suite: ... with a writer queued",
@@ -130,7 +130,7 @@ var rwDifferentials = []differential{
 		// R(B) in one goroutine and R(B) R(A) in another cannot deadlock.
 		// go-deadlock treats RLock as Lock and reports.
 		name: "ReadOnlySharing", origin: "beyond its suite: read-only cycle, no writer [read rule]",
-		theirs: gdReadCycle(noWriter), ours: lsReadCycle(noWriter), wantTheirs: 1, wantOurs: 0,
+		theirs: readCycle(goDeadlockKit, noWriter), ours: readCycle(locksmithRWKit, noWriter), wantTheirs: 1, wantOurs: 0,
 	},
 	{
 		// [read rule] A writer on A alone cannot close the cycle: the
@@ -139,7 +139,7 @@ var rwDifferentials = []differential{
 		// through and the cycle unwinds. Not a deadlock; go-deadlock
 		// reports it.
 		name: "ReadCycleOneLockWriteLocked", origin: "beyond its suite: read-only cycle, only A write-locked [read rule]",
-		theirs: gdReadCycle(writerOnA), ours: lsReadCycle(writerOnA), wantTheirs: 1, wantOurs: 0,
+		theirs: readCycle(goDeadlockKit, writerOnA), ours: readCycle(locksmithRWKit, writerOnA), wantTheirs: 1, wantOurs: 0,
 	},
 }
 
@@ -154,13 +154,13 @@ var rwOrderDifferentials = []differential{
 		// [read rule] R(a) then b; b then W(a): the writer waits for the
 		// reader.
 		name: "RWLockOrderReadFirst", origin: "beyond its suite: R(a) b, then b W(a) [read rule]", real: true,
-		theirs: gdLockOrderReadFirst, ours: lsRWLockOrderReadFirst, wantTheirs: 1, wantOurs: 1,
+		theirs: lockOrderReadFirst(goDeadlockKit), ours: lockOrderReadFirst(locksmithRWKit), wantTheirs: 1, wantOurs: 1,
 	},
 	{
 		// [read rule] W(A) R(B) and W(B) R(A): each reader waits for the
 		// other goroutine's writer.
 		name: "TwoRWMutexInversion", origin: "beyond its suite: W(A) R(B), then W(B) R(A) [read rule]", real: true,
-		theirs: gdTwoRWInversion, ours: lsTwoRWInversion, wantTheirs: 1, wantOurs: 1,
+		theirs: twoRWInversion(goDeadlockKit), ours: twoRWInversion(locksmithRWKit), wantTheirs: 1, wantOurs: 1,
 	},
 	{
 		// [read rule] A read-only cycle through two locks that are both
@@ -168,7 +168,7 @@ var rwOrderDifferentials = []differential{
 		// the readers close a real deadlock (the writer-preference cycle
 		// of WriterPreferenceCycle).
 		name: "ReadCycleWriteLockedBefore", origin: "beyond its suite: read cycle, A and B write-locked first [read rule]", real: true,
-		theirs: gdReadCycle(writersBefore), ours: lsReadCycle(writersBefore), wantTheirs: 1, wantOurs: 1,
+		theirs: readCycle(goDeadlockKit, writersBefore), ours: readCycle(locksmithRWKit, writersBefore), wantTheirs: 1, wantOurs: 1,
 	},
 	{
 		// [read rule] The same, B write-locked only after the cycle
@@ -176,7 +176,7 @@ var rwOrderDifferentials = []differential{
 		// cycle (here, R(A) R(B) again), once; go-deadlock reports every
 		// inverted acquisition.
 		name: "ReadCycleWriteLockedAfter", origin: "beyond its suite: read cycle, B write-locked last [read rule]", real: true,
-		theirs: gdReadCycle(lastWriterAfter), ours: lsReadCycle(lastWriterAfter), wantTheirs: -1, wantOurs: 1,
+		theirs: readCycle(goDeadlockKit, lastWriterAfter), ours: readCycle(locksmithRWKit, lastWriterAfter), wantTheirs: -1, wantOurs: 1,
 	},
 }
 
@@ -305,85 +305,6 @@ func gdWriterPreferenceCycle(t *testing.T) int {
 		require.Nil(t, p.Wait(t))
 	}
 	return got
-}
-
-func gdLockOrderReadFirst(t *testing.T) int {
-	h := useGoDeadlock(t, 0, true)
-	var a deadlock.RWMutex
-	var b deadlock.Mutex
-	testutil.OnOtherOK(t, func() {
-		a.RLock()
-		b.Lock()
-		b.Unlock()
-		a.RUnlock()
-	})
-	testutil.OnOtherOK(t, func() {
-		b.Lock()
-		a.Lock()
-		a.Unlock()
-		b.Unlock()
-	})
-	return h.count()
-}
-
-func gdTwoRWInversion(t *testing.T) int {
-	h := useGoDeadlock(t, 0, true)
-	var a, b deadlock.RWMutex
-	testutil.OnOtherOK(t, func() {
-		a.Lock()
-		b.RLock()
-		b.RUnlock()
-		a.Unlock()
-	})
-	testutil.OnOtherOK(t, func() {
-		b.Lock()
-		a.RLock()
-		a.RUnlock()
-		b.Unlock()
-	})
-	return h.count()
-}
-
-// Which locks of a read cycle's scenario are write-locked, and when. The
-// cycle is R(A) R(B) in one goroutine, then R(B) R(A) in another.
-type writerAt int
-
-const (
-	noWriter        writerAt = iota
-	writerOnA                // A, before the cycle forms
-	writersBefore            // A and B, before the cycle forms
-	lastWriterAfter          // A before, B after the cycle formed; then R(A) R(B) once more
-)
-
-// readCycle runs the scenario w on A and B with the given lock functions.
-func readCycle(t *testing.T, w writerAt, a, b interface {
-	sync.Locker
-	RLock()
-	RUnlock()
-}) {
-	write := func(l sync.Locker) { testutil.OnOtherOK(t, func() { l.Lock(); l.Unlock() }) }
-	ab := func() { a.RLock(); b.RLock(); b.RUnlock(); a.RUnlock() }
-	if w != noWriter {
-		write(a)
-	}
-	if w == writersBefore {
-		write(b)
-	}
-	testutil.OnOtherOK(t, ab)
-	testutil.OnOtherOK(t, func() { b.RLock(); a.RLock(); a.RUnlock(); b.RUnlock() })
-	if w == lastWriterAfter {
-		write(b)
-		testutil.OnOtherOK(t, ab)
-	}
-}
-
-func gdReadCycle(w writerAt) func(t *testing.T) int {
-	return func(t *testing.T) int {
-		h := useGoDeadlock(t, 0, true)
-		var a, b deadlock.RWMutex
-		readCycle(t, w, &a, &b)
-		return h.count()
-	}
 }
 
 // --- locksmith's side ---------------------------------------------------
@@ -652,44 +573,4 @@ func lsWriterPreferenceCycle(t *testing.T) int {
 	}
 	assert.Len(t, rec.All(detect.Deadlock), len(rec.All()))
 	return len(rec.All())
-}
-
-func lsRWLockOrderReadFirst(t *testing.T) int {
-	rec := lsConfigure(t, 0)
-	a, b := namedRW("rwmonitor", "a"), detecttest.Named("mutex", "b")
-	testutil.OnOtherOK(t, func() {
-		a.RLock()
-		b.Lock()
-		b.Unlock()
-		a.RUnlock()
-	})
-	testutil.OnOtherOK(t, func() { lockPair(b, a) })
-	return len(rec.All(detect.LockOrder))
-}
-
-func lsTwoRWInversion(t *testing.T) int {
-	rec := lsConfigure(t, 0)
-	a, b := namedRW("rwmutex", "A"), namedRW("rwmonitor", "B")
-	testutil.OnOtherOK(t, func() {
-		a.Lock()
-		b.RLock()
-		b.RUnlock()
-		a.Unlock()
-	})
-	testutil.OnOtherOK(t, func() {
-		b.Lock()
-		a.RLock()
-		a.RUnlock()
-		b.Unlock()
-	})
-	return len(rec.All(detect.LockOrder))
-}
-
-func lsReadCycle(w writerAt) func(t *testing.T) int {
-	return func(t *testing.T) int {
-		rec := lsConfigure(t, 0)
-		readCycle(t, w, namedRW("rwmutex", "A"), namedRW("rwmonitor", "B"))
-		assert.Len(t, rec.All(detect.LockOrder), len(rec.All()), "%s", rec)
-		return len(rec.All())
-	}
 }
