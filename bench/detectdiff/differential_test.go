@@ -181,23 +181,23 @@ var differentials = []differential{
 	},
 	{
 		name: "HardDeadlock", origin: "deadlock_test.go TestHardDeadlock", real: true,
-		theirs: gdHardDeadlock(false), ours: lsHardDeadlock(false), wantTheirs: 1, wantOurs: 1,
+		theirs: hardDeadlock(goDeadlockKit, false), ours: hardDeadlock(locksmithExclusiveKit, false), wantTheirs: 1, wantOurs: 1,
 	},
 	{
 		name: "HardDeadlockTryLock", origin: "trylock_test.go TestHardDeadlockTryLock", real: true,
-		theirs: gdHardDeadlock(true), ours: lsHardDeadlock(true), wantTheirs: 1, wantOurs: 1,
+		theirs: hardDeadlock(goDeadlockKit, true), ours: hardDeadlock(locksmithExclusiveKit, true), wantTheirs: 1, wantOurs: 1,
 	},
 	{
 		name: "NormalDeadlockDetection", origin: "synctest_comparison_test.go TestNormalDeadlockDetection", real: true,
-		theirs: gdNormalDeadlockDetection, ours: lsNormalDeadlockDetection, wantTheirs: 1, wantOurs: 1,
+		theirs: normalDeadlockDetection(goDeadlockKit), ours: normalDeadlockDetection(locksmithExclusiveKit), wantTheirs: 1, wantOurs: 1,
 	},
 	{
 		name: "RWMutex", origin: "deadlock_test.go TestRWMutex", real: true,
-		theirs: gdTwoWaiters(false), ours: lsTwoWaiters(false), wantTheirs: 2, wantOurs: 2,
+		theirs: twoWaiters(goDeadlockKit, false), ours: twoWaiters(locksmithExclusiveKit, false), wantTheirs: 2, wantOurs: 2,
 	},
 	{
 		name: "RWMutexTryLock", origin: "trylock_test.go TestRWMutexTryLock", real: true,
-		theirs: gdTwoWaiters(true), ours: lsTwoWaiters(true), wantTheirs: 2, wantOurs: 2,
+		theirs: twoWaiters(goDeadlockKit, true), ours: twoWaiters(locksmithExclusiveKit, true), wantTheirs: 2, wantOurs: 2,
 	},
 	{
 		name: "StarvedRLockMultipleReaders", origin: "deadlock_test.go TestStarvedRLockMultipleReaders", real: true,
@@ -209,7 +209,7 @@ var differentials = []differential{
 	},
 	{
 		name: "DeadlockTimeoutTransientNoHolder", origin: "deadlock_test.go TestDeadlockTimeoutTransientNoHolder",
-		theirs: gdShortWait, ours: lsShortWait, wantTheirs: 0, wantOurs: 0,
+		theirs: shortWait(goDeadlockKit), ours: shortWait(locksmithExclusiveKit), wantTheirs: 0, wantOurs: 0,
 	},
 	{
 		name: "LockDuplicate", origin: "deadlock_test.go TestLockDuplicate", real: true,
@@ -268,74 +268,6 @@ var differentials = []differential{
 
 // --- go-deadlock's side -------------------------------------------------
 
-func gdHardDeadlock(try bool) func(t *testing.T) int {
-	return func(t *testing.T) int {
-		h := useGoDeadlock(t, 20*time.Millisecond, false)
-		var mu deadlock.Mutex
-		if try {
-			require.True(t, mu.TryLock())
-		} else {
-			mu.Lock()
-		}
-		w := testutil.Spawn(func() {
-			mu.Lock()
-			defer mu.Unlock()
-		})
-		h.waitHits(t, 1)
-		mu.Unlock()
-		require.Nil(t, w.Wait(t))
-		return h.count()
-	}
-}
-
-func gdNormalDeadlockDetection(t *testing.T) int {
-	h := useGoDeadlock(t, 20*time.Millisecond, true)
-	var mu deadlock.Mutex
-	mu.Lock()
-	mu.Unlock()
-	mu.Lock()
-	done := make(chan bool, 1)
-	w := testutil.Spawn(func() {
-		mu.Lock()
-		done <- true
-		mu.Unlock()
-	})
-	h.waitHits(t, 1)
-	mu.Unlock()
-	<-done
-	require.Nil(t, w.Wait(t))
-	return h.count()
-}
-
-// gdTwoWaiters: a read lock (or TryRLock) held; a writer blocks; then a
-// reader blocks behind the waiting writer. Each wait is reported.
-func gdTwoWaiters(try bool) func(t *testing.T) int {
-	return func(t *testing.T) int {
-		h := useGoDeadlock(t, 20*time.Millisecond, true)
-		var a deadlock.RWMutex
-		if try {
-			require.True(t, a.TryRLock())
-		} else {
-			a.RLock()
-		}
-		writer := testutil.Spawn(func() {
-			a.Lock()
-			defer a.Unlock()
-		})
-		testutil.WaitState(t, writer.ID(t), "sync.(*RWMutex).Lock")
-		reader := testutil.Spawn(func() {
-			a.RLock()
-			defer a.RUnlock()
-		})
-		testutil.WaitState(t, reader.ID(t), "sync.(*RWMutex).RLock")
-		h.waitHits(t, 2)
-		a.RUnlock()
-		require.Nil(t, writer.Wait(t))
-		require.Nil(t, reader.Wait(t))
-		return h.count()
-	}
-}
-
 func gdStarved(t *testing.T) int {
 	h := useGoDeadlock(t, 20*time.Millisecond, false)
 	var a deadlock.RWMutex
@@ -358,23 +290,6 @@ func gdStarved(t *testing.T) int {
 	a.RUnlock()
 	require.Nil(t, writer.Wait(t))
 	require.Nil(t, reader.Wait(t))
-	return h.count()
-}
-
-// gdShortWait: the original drives go-deadlock's timer callback by hand to
-// check that a wait that ends (the holder gone) is not reported. Through
-// the public API: a wait shorter than the timeout is not reported.
-func gdShortWait(t *testing.T) int {
-	h := useGoDeadlock(t, 10*time.Second, false)
-	var mu deadlock.Mutex
-	mu.Lock()
-	w := testutil.Spawn(func() {
-		mu.Lock()
-		mu.Unlock()
-	})
-	testutil.WaitState(t, w.ID(t), "sync.(*Mutex).Lock")
-	mu.Unlock()
-	require.Nil(t, w.Wait(t))
 	return h.count()
 }
 
@@ -555,74 +470,6 @@ func checkWaitReports(t *testing.T, rec *detecttest.Recorder, holder int64) {
 	}
 }
 
-func lsHardDeadlock(try bool) func(t *testing.T) int {
-	return func(t *testing.T) int {
-		rec := lsConfigure(t, 20*time.Millisecond)
-		var mu mutex.Mutex
-		if try {
-			require.True(t, mu.TryLock())
-		} else {
-			mu.Lock()
-		}
-		w := testutil.Spawn(func() {
-			mu.Lock()
-			defer mu.Unlock()
-		})
-		rec.WaitN(t, detect.WaitTimeout, 1)
-		mu.Unlock()
-		require.Nil(t, w.Wait(t))
-		checkWaitReports(t, rec, testutil.GoroutineID())
-		return len(rec.All())
-	}
-}
-
-func lsNormalDeadlockDetection(t *testing.T) int {
-	rec := lsConfigure(t, 20*time.Millisecond)
-	var mu mutex.Mutex
-	mu.Lock()
-	mu.Unlock()
-	mu.Lock()
-	done := make(chan bool, 1)
-	w := testutil.Spawn(func() {
-		mu.Lock()
-		done <- true
-		mu.Unlock()
-	})
-	rec.WaitN(t, detect.WaitTimeout, 1)
-	mu.Unlock()
-	<-done
-	require.Nil(t, w.Wait(t))
-	checkWaitReports(t, rec, testutil.GoroutineID())
-	return len(rec.All())
-}
-
-func lsTwoWaiters(try bool) func(t *testing.T) int {
-	return func(t *testing.T) int {
-		rec := lsConfigure(t, 20*time.Millisecond)
-		var mu mutex.Mutex
-		if try {
-			require.True(t, mu.TryLock())
-		} else {
-			mu.Lock()
-		}
-		w1 := testutil.Spawn(func() {
-			mu.Lock()
-			defer mu.Unlock()
-		})
-		detecttest.WaitParked(t, &mu, w1.ID(t))
-		w2 := testutil.Spawn(func() {
-			mu.Lock()
-			defer mu.Unlock()
-		})
-		rec.WaitN(t, detect.WaitTimeout, 2)
-		mu.Unlock()
-		require.Nil(t, w1.Wait(t))
-		require.Nil(t, w2.Wait(t))
-		checkWaitReports(t, rec, testutil.GoroutineID())
-		return len(rec.All())
-	}
-}
-
 // lsStarved: the holder's record must survive a second hold taken and
 // dropped (go-deadlock's bug was a second reader's RUnlock erasing the
 // first reader's record): a re-entry of the Monitor, and another
@@ -648,20 +495,6 @@ func lsStarved(t *testing.T) int {
 	require.Nil(t, w1.Wait(t))
 	require.Nil(t, w2.Wait(t))
 	checkWaitReports(t, rec, testutil.GoroutineID())
-	return len(rec.All())
-}
-
-func lsShortWait(t *testing.T) int {
-	rec := lsConfigure(t, 10*time.Second)
-	var mu mutex.Mutex
-	mu.Lock()
-	w := testutil.Spawn(func() {
-		mu.Lock()
-		mu.Unlock()
-	})
-	detecttest.WaitParked(t, &mu, w.ID(t))
-	mu.Unlock()
-	require.Nil(t, w.Wait(t))
 	return len(rec.All())
 }
 

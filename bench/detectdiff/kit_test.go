@@ -8,6 +8,7 @@ import (
 
 	"github.com/sasha-s/go-deadlock"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/testutil"
@@ -44,6 +45,8 @@ type kit struct {
 	// mutex returns a plain mutex of the kind "mutex" or "monitor"
 	// (go-deadlock has one kind), named for reports.
 	mutex func(kind, name string) tryLocker
+	// waitBlocked waits until p is blocked in l's Lock, or RLock if read.
+	waitBlocked func(t *testing.T, l sync.Locker, p *testutil.Proc, read bool)
 }
 
 // reports counts one scenario's reports.
@@ -52,11 +55,36 @@ type reports interface {
 	// onlyKind checks that every report is of kind k; go-deadlock's
 	// reports have no kind.
 	onlyKind(t *testing.T, k detect.Kind)
+	// waitWaits waits for n reports of long waits.
+	waitWaits(t *testing.T, n int)
+	// checkWaits checks what the wait reports say about the holder (the
+	// calling goroutine) and, on read-write locks, the writer and the
+	// reader that waits behind it (nil where there is none); go-deadlock's
+	// reports are not checked.
+	checkWaits(t *testing.T, writer, reader *testutil.Proc)
 }
 
-func (h *gdHarness) onlyKind(*testing.T, detect.Kind) {}
+func (h *gdHarness) onlyKind(*testing.T, detect.Kind)                      {}
+func (h *gdHarness) waitWaits(t *testing.T, n int)                         { h.waitHits(t, n) }
+func (h *gdHarness) checkWaits(*testing.T, *testutil.Proc, *testutil.Proc) {}
 
-type lsReports struct{ rec *detecttest.Recorder }
+// lsReports is locksmith's reports; rw: the scenario's locks are
+// read-write locks, whose wait reports say which side waits and holds.
+type lsReports struct {
+	rec *detecttest.Recorder
+	rw  bool
+}
+
+func (r lsReports) waitWaits(t *testing.T, n int) { r.rec.WaitN(t, detect.WaitTimeout, n) }
+
+func (r lsReports) checkWaits(t *testing.T, writer, reader *testutil.Proc) {
+	t.Helper()
+	if r.rw {
+		checkRWWaitReports(t, r.rec, testutil.GoroutineID(), writer.G, reader.G)
+	} else {
+		checkWaitReports(t, r.rec, testutil.GoroutineID())
+	}
+}
 
 func (r lsReports) count() int { return len(r.rec.All()) }
 
@@ -71,16 +99,32 @@ var goDeadlockKit = kit{
 	},
 	rw:    func(string, string) rwLock { return new(deadlock.RWMutex) },
 	mutex: func(string, string) tryLocker { return new(deadlock.Mutex) },
+	waitBlocked: func(t *testing.T, l sync.Locker, p *testutil.Proc, read bool) {
+		frame := "sync.(*Mutex).Lock"
+		if _, ok := l.(*deadlock.RWMutex); ok {
+			frame = "sync.(*RWMutex).Lock"
+			if read {
+				frame = "sync.(*RWMutex).RLock"
+			}
+		}
+		testutil.WaitState(t, p.ID(t), frame)
+	},
 }
 
 var locksmithRWKit = kit{
-	configure: lsKitConfigure,
-	rw:        namedRW,
-	mutex:     func(kind, name string) tryLocker { return detecttest.Named(kind, name).(tryLocker) },
+	configure: func(t *testing.T, wait time.Duration, _ bool) reports {
+		return lsReports{rec: lsConfigure(t, wait), rw: true}
+	},
+	rw:          namedRW,
+	waitBlocked: lsWaitBlocked,
+	mutex:       func(kind, name string) tryLocker { return detecttest.Named(kind, name).(tryLocker) },
 }
 
 var locksmithExclusiveKit = kit{
-	configure: lsKitConfigure,
+	configure: func(t *testing.T, wait time.Duration, _ bool) reports {
+		return lsReports{rec: lsConfigure(t, wait)}
+	},
+	waitBlocked: lsWaitBlocked,
 	rw: func(kind, name string) rwLock {
 		switch kind {
 		case "rwmutex":
@@ -93,8 +137,11 @@ var locksmithExclusiveKit = kit{
 	mutex: locksmithRWKit.mutex,
 }
 
-func lsKitConfigure(t *testing.T, wait time.Duration, _ bool) reports {
-	return lsReports{lsConfigure(t, wait)}
+func lsWaitBlocked(t *testing.T, l sync.Locker, p *testutil.Proc, _ bool) {
+	if e, ok := l.(exclusive); ok {
+		l = e.tryLocker
+	}
+	detecttest.WaitParked(t, l, p.ID(t))
 }
 
 // exclusive is a Mutex (for "rwmutex") or a Monitor (for "rwmonitor") in
@@ -408,4 +455,105 @@ func readCycle(k kit, w writerAt) func(t *testing.T) int {
 		rep.onlyKind(t, detect.LockOrder)
 		return rep.count()
 	}
+}
+
+// hardDeadlock: the test holds mu (by Lock or TryLock); a goroutine waits
+// for it past the timeout.
+func hardDeadlock(k kit, try bool) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rep := k.configure(t, 20*time.Millisecond, false)
+		mu := k.mutex("mutex", "mu")
+		if try {
+			require.True(t, mu.TryLock())
+		} else {
+			mu.Lock()
+		}
+		w := testutil.Spawn(func() {
+			mu.Lock()
+			defer mu.Unlock()
+		})
+		rep.waitWaits(t, 1)
+		mu.Unlock()
+		require.Nil(t, w.Wait(t))
+		rep.checkWaits(t, nil, nil)
+		return rep.count()
+	}
+}
+
+func normalDeadlockDetection(k kit) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rep := k.configure(t, 20*time.Millisecond, true)
+		mu := k.mutex("mutex", "mu")
+		mu.Lock()
+		mu.Unlock()
+		mu.Lock()
+		done := make(chan bool, 1)
+		w := testutil.Spawn(func() {
+			mu.Lock()
+			done <- true
+			mu.Unlock()
+		})
+		rep.waitWaits(t, 1)
+		mu.Unlock()
+		<-done
+		require.Nil(t, w.Wait(t))
+		rep.checkWaits(t, nil, nil)
+		return rep.count()
+	}
+}
+
+// shortWait: the original drives go-deadlock's timer callback by hand to
+// check that a wait that ends (the holder gone) is not reported. Through
+// the public API: a wait shorter than the timeout is not reported.
+func shortWait(k kit) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rep := k.configure(t, 10*time.Second, false)
+		mu := k.mutex("mutex", "mu")
+		mu.Lock()
+		w := testutil.Spawn(func() {
+			mu.Lock()
+			mu.Unlock()
+		})
+		k.waitBlocked(t, mu, w, false)
+		mu.Unlock()
+		require.Nil(t, w.Wait(t))
+		return rep.count()
+	}
+}
+
+// twoWaiters: a read hold (RLock or TryRLock), then writerAndReaderWait.
+func twoWaiters(k kit, try bool) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rep := k.configure(t, 20*time.Millisecond, true)
+		a := k.rw("rwmutex", "a")
+		if try {
+			require.True(t, a.TryRLock())
+		} else {
+			a.RLock()
+		}
+		return writerAndReaderWait(t, k, rep, a)
+	}
+}
+
+// writerAndReaderWait: the caller holds a for reading; a writer waits for
+// it, then a reader waits behind the writer, and each wait is reported.
+// The caller's RUnlock then lets both through.
+func writerAndReaderWait(t *testing.T, k kit, rep reports, a rwLock) int {
+	t.Helper()
+	writer := testutil.Spawn(func() {
+		a.Lock()
+		defer a.Unlock()
+	})
+	k.waitBlocked(t, a, writer, false)
+	reader := testutil.Spawn(func() {
+		a.RLock()
+		defer a.RUnlock()
+	})
+	k.waitBlocked(t, a, reader, true)
+	rep.waitWaits(t, 2)
+	a.RUnlock()
+	require.Nil(t, writer.Wait(t))
+	require.Nil(t, reader.Wait(t))
+	rep.checkWaits(t, writer, reader)
+	return rep.count()
 }

@@ -69,11 +69,11 @@ var rwDifferentials = []differential{
 	},
 	{
 		name: "RWMutex", origin: "deadlock_test.go TestRWMutex", real: true,
-		theirs: gdTwoWaiters(false), ours: lsRWTwoWaiters(false), wantTheirs: 2, wantOurs: 2,
+		theirs: twoWaiters(goDeadlockKit, false), ours: twoWaiters(locksmithRWKit, false), wantTheirs: 2, wantOurs: 2,
 	},
 	{
 		name: "RWMutexTryLock", origin: "trylock_test.go TestRWMutexTryLock", real: true,
-		theirs: gdTwoWaiters(true), ours: lsRWTwoWaiters(true), wantTheirs: 2, wantOurs: 2,
+		theirs: twoWaiters(goDeadlockKit, true), ours: twoWaiters(locksmithRWKit, true), wantTheirs: 2, wantOurs: 2,
 	},
 	{
 		name: "RWStarvedRLockMultipleReaders", origin: "deadlock_test.go TestStarvedRLockMultipleReaders", real: true,
@@ -329,36 +329,6 @@ func checkRWWaitReports(t *testing.T, rec *detecttest.Recorder, holder, writer, 
 		default:
 			t.Errorf("report about goroutine %d:\n%s", r.Steps[0].Goroutine, r)
 		}
-	}
-}
-
-// lsRWTwoWaiters: a read hold (RLock or TryRLock), a writer waits for it,
-// a reader waits behind the writer: each wait is reported.
-func lsRWTwoWaiters(try bool) func(t *testing.T) int {
-	return func(t *testing.T) int {
-		rec := lsConfigure(t, 20*time.Millisecond)
-		a := namedRW("rwmutex", "a")
-		if try {
-			require.True(t, a.TryRLock())
-		} else {
-			a.RLock()
-		}
-		writer := testutil.Spawn(func() {
-			a.Lock()
-			defer a.Unlock()
-		})
-		detecttest.WaitParked(t, a, writer.ID(t))
-		reader := testutil.Spawn(func() {
-			a.RLock()
-			defer a.RUnlock()
-		})
-		detecttest.WaitParked(t, a, reader.ID(t))
-		rec.WaitN(t, detect.WaitTimeout, 2)
-		a.RUnlock()
-		require.Nil(t, writer.Wait(t))
-		require.Nil(t, reader.Wait(t))
-		checkRWWaitReports(t, rec, testutil.GoroutineID(), writer.G, reader.G)
-		return len(rec.All())
 	}
 }
 
