@@ -19,7 +19,6 @@ import (
 	"github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
-	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
@@ -269,28 +268,15 @@ var differentials = []differential{
 // --- go-deadlock's side -------------------------------------------------
 
 func gdStarved(t *testing.T) int {
-	h := useGoDeadlock(t, 20*time.Millisecond, false)
-	var a deadlock.RWMutex
+	k := goDeadlockKit
+	rep := k.configure(t, 20*time.Millisecond, false)
+	a := k.rw("rwmonitor", "a")
 	a.RLock()
 	testutil.OnOtherOK(t, func() {
 		a.RLock()
 		a.RUnlock()
 	})
-	writer := testutil.Spawn(func() {
-		a.Lock()
-		defer a.Unlock()
-	})
-	testutil.WaitState(t, writer.ID(t), "sync.(*RWMutex).Lock")
-	reader := testutil.Spawn(func() {
-		a.RLock()
-		defer a.RUnlock()
-	})
-	testutil.WaitState(t, reader.ID(t), "sync.(*RWMutex).RLock")
-	h.waitHits(t, 2)
-	a.RUnlock()
-	require.Nil(t, writer.Wait(t))
-	require.Nil(t, reader.Wait(t))
-	return h.count()
+	return writerAndReaderWait(t, k, rep, a)
 }
 
 // gdLockDuplicate: recursive locking, reported, after which go-deadlock
@@ -475,27 +461,14 @@ func checkWaitReports(t *testing.T, rec *detecttest.Recorder, holder int64) {
 // first reader's record): a re-entry of the Monitor, and another
 // goroutine's failed TryLock.
 func lsStarved(t *testing.T) int {
-	rec := lsConfigure(t, 20*time.Millisecond)
-	var mon monitor.Monitor
+	k := locksmithExclusiveKit
+	rep := k.configure(t, 20*time.Millisecond, true)
+	mon := k.rw("rwmonitor", "mon")
 	mon.Lock()
 	mon.Lock()
 	mon.Unlock()
 	testutil.OnOtherOK(t, func() { assert.False(t, mon.TryLock()) })
-	w1 := testutil.Spawn(func() {
-		mon.Lock()
-		defer mon.Unlock()
-	})
-	detecttest.WaitParked(t, &mon, w1.ID(t))
-	w2 := testutil.Spawn(func() {
-		mon.Lock()
-		defer mon.Unlock()
-	})
-	rec.WaitN(t, detect.WaitTimeout, 2)
-	mon.Unlock()
-	require.Nil(t, w1.Wait(t))
-	require.Nil(t, w2.Wait(t))
-	checkWaitReports(t, rec, testutil.GoroutineID())
-	return len(rec.All())
+	return writerAndReaderWait(t, k, rep, mon)
 }
 
 // lsLockDuplicate: recursive locking of a Mutex, after Lock or TryLock,

@@ -337,8 +337,9 @@ func checkRWWaitReports(t *testing.T, rec *detecttest.Recorder, holder, writer, 
 // the first reader's record): its own re-entry, a second reader's
 // RLock/RUnlock, a failed TryLock.
 func lsRWStarved(t *testing.T) int {
-	rec := lsConfigure(t, 20*time.Millisecond)
-	a := namedRW("rwmonitor", "a")
+	k := locksmithRWKit
+	rep := k.configure(t, 20*time.Millisecond, true)
+	a := k.rw("rwmonitor", "a")
 	a.RLock()
 	a.RLock()
 	a.RUnlock()
@@ -347,22 +348,7 @@ func lsRWStarved(t *testing.T) int {
 		a.RUnlock()
 	})
 	testutil.OnOtherOK(t, func() { assert.False(t, a.TryLock()) })
-	writer := testutil.Spawn(func() {
-		a.Lock()
-		defer a.Unlock()
-	})
-	detecttest.WaitParked(t, a, writer.ID(t))
-	reader := testutil.Spawn(func() {
-		a.RLock()
-		defer a.RUnlock()
-	})
-	detecttest.WaitParked(t, a, reader.ID(t))
-	rec.WaitN(t, detect.WaitTimeout, 2)
-	a.RUnlock()
-	require.Nil(t, writer.Wait(t))
-	require.Nil(t, reader.Wait(t))
-	checkRWWaitReports(t, rec, testutil.GoroutineID(), writer.G, reader.G)
-	return len(rec.All())
+	return writerAndReaderWait(t, k, rep, a)
 }
 
 // lsRWLockDuplicate: the upgrade (RLock or TryRLock, then Lock) and a
