@@ -235,7 +235,7 @@ var differentials = []differential{
 	},
 	{
 		name: "OrderMapGC", origin: "gc_go124_test.go TestOrderMapGC",
-		theirs: gdOrderMapGC, ours: lsOrderMapGC, wantTheirs: 0, wantOurs: 0,
+		theirs: orderMapGC[deadlock.Mutex](goDeadlockKit, "go-deadlock"), ours: orderMapGC[mutex.Mutex](locksmithExclusiveKit, "locksmith"), wantTheirs: 0, wantOurs: 0,
 	},
 	{
 		name: "TwoGoroutineDeadlock", origin: "beyond its suite: a real deadlock, no timeout", real: true,
@@ -324,31 +324,6 @@ func gdMutexTryLock(t *testing.T) int {
 	require.True(t, mu.TryLock())
 	require.False(t, mu.TryLock())
 	mu.Unlock()
-	return h.count()
-}
-
-type gdHeavy struct {
-	deadlock.Mutex
-	data [1 << 20]byte
-}
-
-func gdOrderMapGC(t *testing.T) int {
-	h := useGoDeadlock(t, 0, true)
-	before := testutil.HeapBaseline()
-	var anchor deadlock.Mutex
-	for i := range 50 {
-		s := &gdHeavy{}
-		s.data[0] = byte(i)
-		anchor.Lock()
-		s.Lock()
-		s.Unlock()
-		anchor.Unlock()
-	}
-	mib := testutil.RetainedMiB(before)
-	t.Logf("go-deadlock retains %.1f MiB of 50", mib)
-	if mib > 20 {
-		return h.count() + 1
-	}
 	return h.count()
 }
 
@@ -507,31 +482,6 @@ func lsMutexTryLock(t *testing.T) int {
 	require.True(t, mu.TryLock())
 	require.False(t, mu.TryLock())
 	mu.Unlock()
-	return len(rec.All())
-}
-
-type lsHeavy struct {
-	mutex.Mutex
-	data [1 << 20]byte
-}
-
-func lsOrderMapGC(t *testing.T) int {
-	rec := lsConfigure(t, 0)
-	before := testutil.HeapBaseline()
-	var anchor mutex.Mutex
-	for i := range 50 {
-		s := &lsHeavy{}
-		s.data[0] = byte(i)
-		anchor.Lock()
-		s.Lock()
-		s.Unlock()
-		anchor.Unlock()
-	}
-	mib := testutil.RetainedMiB(before)
-	t.Logf("locksmith retains %.1f MiB of 50", mib)
-	if mib > 20 {
-		return len(rec.All()) + 1
-	}
 	return len(rec.All())
 }
 

@@ -557,3 +557,37 @@ func writerAndReaderWait(t *testing.T, k kit, rep reports, a rwLock) int {
 	rep.checkWaits(t, writer, reader)
 	return rep.count()
 }
+
+// heavy is a lock of type L inside a 1 MiB object.
+type heavy[L any] struct {
+	mu   L
+	data [1 << 20]byte
+}
+
+// orderMapGC: 50 heavy locks, each taken once under anchor, become
+// garbage; the detector must not keep them alive. Retaining more than
+// 20 MiB of the 50 counts as one more report. L is lib's mutex type.
+func orderMapGC[L any, PL interface {
+	*L
+	sync.Locker
+}](k kit, lib string) func(t *testing.T) int {
+	return func(t *testing.T) int {
+		rep := k.configure(t, 0, true)
+		before := testutil.HeapBaseline()
+		anchor := k.mutex("mutex", "anchor")
+		for i := range 50 {
+			s := &heavy[L]{}
+			s.data[0] = byte(i)
+			anchor.Lock()
+			PL(&s.mu).Lock()
+			PL(&s.mu).Unlock()
+			anchor.Unlock()
+		}
+		mib := testutil.RetainedMiB(before)
+		t.Logf("%s retains %.1f MiB of 50", lib, mib)
+		if mib > 20 {
+			return rep.count() + 1
+		}
+		return rep.count()
+	}
+}
