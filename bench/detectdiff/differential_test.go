@@ -288,24 +288,12 @@ func gdLockDuplicate(try bool) func(t *testing.T) int {
 		var a deadlock.RWMutex
 		var b deadlock.Mutex
 		w1 := testutil.Spawn(func() {
-			if try {
-				if !a.TryRLock() {
-					panic("TryRLock failed")
-				}
-			} else {
-				a.RLock()
-			}
+			take(try, a.RLock, a.TryRLock, "TryRLock")
 			a.Lock() // reported; blocks until the test's RUnlock
 			a.Unlock()
 		})
 		w2 := testutil.Spawn(func() {
-			if try {
-				if !b.TryLock() {
-					panic("TryLock failed")
-				}
-			} else {
-				b.Lock()
-			}
+			take(try, b.Lock, b.TryLock, "TryLock")
 			b.Lock() // reported; blocks until the test's Unlock
 			b.Unlock()
 		})
@@ -456,13 +444,7 @@ func lsLockDuplicate(try bool) func(t *testing.T) int {
 		var a, b mutex.Mutex
 		dup := func(m *mutex.Mutex) func() {
 			return func() {
-				if try {
-					if !m.TryLock() {
-						panic("TryLock failed")
-					}
-				} else {
-					m.Lock()
-				}
+				take(try, m.Lock, m.TryLock, "TryLock")
 				if err, ok := testutil.Catch(m.Lock).(error); ok && errors.Is(err, mutex.ErrRecursiveLock) {
 					caught.Add(1)
 				}

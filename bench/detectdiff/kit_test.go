@@ -276,12 +276,7 @@ func lockOrder(k kit, kindA string) func(t *testing.T) int {
 		rep := k.configure(t, 0, true)
 		a, b := k.rw(kindA, "a"), k.mutex("mutex", "b")
 		testutil.OnOtherOK(t, func() { lockPair(a, b) })
-		testutil.OnOtherOK(t, func() {
-			b.Lock()
-			a.RLock()
-			a.RUnlock()
-			b.Unlock()
-		})
+		testutil.OnOtherOK(t, func() { lockThenRead(b, a) })
 		rep.onlyKind(t, detect.LockOrder)
 		return rep.count()
 	}
@@ -301,12 +296,7 @@ func tryLockOrder(k kit, kindA string) func(t *testing.T) int {
 				a.Unlock()
 			}
 		})
-		testutil.OnOtherOK(t, func() {
-			b.Lock()
-			a.RLock()
-			a.RUnlock()
-			b.Unlock()
-		})
+		testutil.OnOtherOK(t, func() { lockThenRead(b, a) })
 		return rep.count()
 	}
 }
@@ -405,18 +395,8 @@ func twoRWInversion(k kit) func(t *testing.T) int {
 	return func(t *testing.T) int {
 		rep := k.configure(t, 0, true)
 		a, b := k.rw("rwmutex", "A"), k.rw("rwmonitor", "B")
-		testutil.OnOtherOK(t, func() {
-			a.Lock()
-			b.RLock()
-			b.RUnlock()
-			a.Unlock()
-		})
-		testutil.OnOtherOK(t, func() {
-			b.Lock()
-			a.RLock()
-			a.RUnlock()
-			b.Unlock()
-		})
+		testutil.OnOtherOK(t, func() { lockThenRead(a, b) })
+		testutil.OnOtherOK(t, func() { lockThenRead(b, a) })
 		rep.onlyKind(t, detect.LockOrder)
 		return rep.count()
 	}
@@ -589,5 +569,24 @@ func orderMapGC[L any, PL interface {
 			return rep.count() + 1
 		}
 		return rep.count()
+	}
+}
+
+// lockThenRead takes w, then r for reading, on the calling goroutine, and
+// releases both.
+func lockThenRead(w sync.Locker, r rwLock) {
+	w.Lock()
+	r.RLock()
+	r.RUnlock()
+	w.Unlock()
+}
+
+// take acquires a lock with lock, or with tryLock if try, which must then
+// succeed (name names it in the panic).
+func take(try bool, lock func(), tryLock func() bool, name string) {
+	if !try {
+		lock()
+	} else if !tryLock() {
+		panic(name + " failed")
 	}
 }

@@ -360,26 +360,14 @@ func lsRWLockDuplicate(try bool) func(t *testing.T) int {
 		var caught atomic.Int32
 		var a, b mutex.RWMutex
 		w1 := testutil.Spawn(func() {
-			if try {
-				if !a.TryRLock() {
-					panic("TryRLock failed")
-				}
-			} else {
-				a.RLock()
-			}
+			take(try, a.RLock, a.TryRLock, "TryRLock")
 			if misuse(t, testutil.Catch(a.Lock), mutex.ErrRecursiveLock, "read-to-write upgrade") {
 				caught.Add(1)
 			}
 			a.RUnlock()
 		})
 		w2 := testutil.Spawn(func() {
-			if try {
-				if !b.TryLock() {
-					panic("TryLock failed")
-				}
-			} else {
-				b.Lock()
-			}
+			take(try, b.Lock, b.TryLock, "TryLock")
 			if misuse(t, testutil.Catch(b.Lock), mutex.ErrRecursiveLock, "recursive locking") {
 				caught.Add(1)
 			}
