@@ -88,9 +88,8 @@ var (
 // the rules above check exactly.
 type Lock struct {
 	state atomic.Int64
-	mu    sync.Mutex // guards head, tail, ndurable, wokenDom and the links and handoff of queued waiters
-	head  *waiter
-	tail  *waiter
+	mu    sync.Mutex // guards q, ndurable, wokenDom and the links and handoff of queued waiters
+	q     waitList
 	meta  atomic.Pointer[Meta] // detection metadata, created on first need
 
 	durDom   atomic.Uint64 // the durable waiters' domain; meaningful while durable is set; written under mu
@@ -360,7 +359,7 @@ func (l *Lock) releaseSlow(g int64) bool {
 // waited past the threshold.
 func (l *Lock) handOff() {
 	l.mu.Lock()
-	w := l.head
+	w := l.q.head
 	if w == nil {
 		// Everyone left (cancelled): release, and leave starvation mode.
 		for {
@@ -375,7 +374,7 @@ func (l *Lock) handOff() {
 	l.remove(w)
 	w.handoff = true
 	sema := w.sema
-	calm := l.head == nil || nanotime()-w.start < starvationThreshold
+	calm := l.q.head == nil || nanotime()-w.start < starvationThreshold
 	for {
 		s := l.state.Load()
 		n := s&flagMask | w.g<<ownerShift
@@ -665,7 +664,7 @@ func (l *Lock) durableOK(w *waiter, s int64) bool {
 	if s&flagWoken != 0 && l.wokenDom != 0 && l.wokenDom != w.dom {
 		return false
 	}
-	for q := l.head; q != nil; q = q.next {
+	for q := l.q.head; q != nil; q = q.next {
 		if q.dom != w.dom {
 			return false
 		}
@@ -734,7 +733,7 @@ func spin(l *Lock, g int64) bool {
 // wakeOne sends a token to the first waiter. The caller has set woken.
 func (l *Lock) wakeOne() {
 	l.mu.Lock()
-	w := l.head
+	w := l.q.head
 	if w == nil {
 		// The last waiter left before we got here: nobody to wake.
 		l.clearFlags(flagWoken)
@@ -802,40 +801,23 @@ func (l *Lock) passOn(w *waiter) {
 
 func (l *Lock) enqueue(w *waiter, front bool) {
 	w.inq = true
-	switch {
-	case l.head == nil:
-		w.prev, w.next = nil, nil
-		l.head, l.tail = w, w
-	case front:
-		w.prev, w.next = nil, l.head
-		l.head.prev = w
-		l.head = w
-	default:
-		w.prev, w.next = l.tail, nil
-		l.tail.next = w
-		l.tail = w
+	if front {
+		l.q.pushFront(w)
+	} else {
+		l.q.pushBack(w)
 	}
 }
 
 // remove unlinks a queued waiter and drops the counts it added.
 func (l *Lock) remove(w *waiter) {
-	if w.prev != nil {
-		w.prev.next = w.next
-	} else {
-		l.head = w.next
-	}
-	if w.next != nil {
-		w.next.prev = w.prev
-	} else {
-		l.tail = w.prev
-	}
-	w.prev, w.next, w.inq = nil, nil, false
+	l.q.unlink(w)
+	w.inq = false
 	if w.durable {
 		if l.ndurable--; l.ndurable == 0 {
 			l.clearFlags(flagDurable)
 		}
 	}
-	if l.head == nil {
+	if l.q.head == nil {
 		l.clearFlags(flagWaiting)
 	}
 }
@@ -848,8 +830,49 @@ func (l *Lock) QueueLen() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0
-	for w := l.head; w != nil; w = w.next {
+	for w := l.q.head; w != nil; w = w.next {
 		n++
 	}
 	return n
+}
+
+// waitList is a FIFO of queued waiters, linked through their prev and
+// next fields: a Lock's waiters, and an RWLock's queued readers. Its
+// owner guards it and keeps its own counts.
+type waitList struct {
+	head, tail *waiter
+}
+
+func (q *waitList) pushBack(w *waiter) {
+	w.prev, w.next = q.tail, nil
+	if q.tail == nil {
+		q.head = w
+	} else {
+		q.tail.next = w
+	}
+	q.tail = w
+}
+
+func (q *waitList) pushFront(w *waiter) {
+	w.prev, w.next = nil, q.head
+	if q.head == nil {
+		q.tail = w
+	} else {
+		q.head.prev = w
+	}
+	q.head = w
+}
+
+func (q *waitList) unlink(w *waiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		q.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		q.tail = w.prev
+	}
+	w.prev, w.next = nil, nil
 }

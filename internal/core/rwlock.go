@@ -100,9 +100,8 @@ type RWLock struct {
 
 	drainer atomic.Pointer[waiter] // the draining writer's waiter, while draining
 
-	rmu      sync.Mutex // guards rhead, rtail, rdurable and the queued readers' links and handoff
-	rhead    *waiter
-	rtail    *waiter
+	rmu      sync.Mutex // guards rq, rdurable and the queued readers' links and handoff
+	rq       waitList
 	rdurable int32 // queued readers parked durably in a bubble
 
 	ovmu sync.Mutex
@@ -557,7 +556,7 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 		// then loads rs, this sets readersWaiting and then loads the owner.
 		o := l.w.Owner()
 		if o == 0 || o == g {
-			if l.rhead == nil {
+			if l.rq.head == nil {
 				l.rs.And(^int64(rsReadersWaiting))
 			}
 			l.rmu.Unlock()
@@ -659,31 +658,16 @@ func (l *RWLock) renqueue(w *waiter, durable bool) {
 	if durable {
 		l.rdurable++
 	}
-	w.prev, w.next = l.rtail, nil
-	if l.rtail == nil {
-		l.rhead = w
-	} else {
-		l.rtail.next = w
-	}
-	l.rtail = w
+	l.rq.pushBack(w)
 }
 
 func (l *RWLock) runlink(w *waiter) {
-	if w.prev != nil {
-		w.prev.next = w.next
-	} else {
-		l.rhead = w.next
-	}
-	if w.next != nil {
-		w.next.prev = w.prev
-	} else {
-		l.rtail = w.prev
-	}
-	w.prev, w.next, w.inq = nil, nil, false
+	l.rq.unlink(w)
+	w.inq = false
 	if w.durable {
 		l.rdurable--
 	}
-	if l.rhead == nil {
+	if l.rq.head == nil {
 		l.rs.And(^int64(rsReadersWaiting))
 	}
 }
@@ -701,7 +685,7 @@ func (l *RWLock) takeReaders() *waiter {
 		d = CurDomain()
 	}
 	var h, t *waiter
-	for w := l.rhead; w != nil; {
+	for w := l.rq.head; w != nil; {
 		next := w.next
 		if !w.durable || w.dom == d {
 			l.runlink(w)
@@ -1096,7 +1080,7 @@ func (l *RWLock) QueuedReaders() int {
 	l.rmu.Lock()
 	defer l.rmu.Unlock()
 	n := 0
-	for w := l.rhead; w != nil; w = w.next {
+	for w := l.rq.head; w != nil; w = w.next {
 		n++
 	}
 	return n
