@@ -29,19 +29,7 @@ type rwLock interface {
 	Readers() int
 }
 
-func namedRW(kind, name string) rwLock {
-	var l rwLock
-	switch kind {
-	case "rwmutex":
-		l = new(mutex.RWMutex)
-	case "rwmonitor":
-		l = new(monitor.RWMonitor)
-	default:
-		panic(kind)
-	}
-	detect.SetName(l, name)
-	return l
-}
+func namedRW(kind, name string) rwLock { return detecttest.Named(kind, name).(rwLock) }
 
 func rwType(kind string) string {
 	return map[string]string{"rwmutex": "*mutex.RWMutex", "rwmonitor": "*monitor.RWMonitor"}[kind]

@@ -191,19 +191,7 @@ type rwLock interface {
 
 // namedRW returns a mutex.RWMutex or a monitor.RWMonitor, named for
 // reports.
-func namedRW(kind, name string) rwLock {
-	var l rwLock
-	switch kind {
-	case "rwmutex":
-		l = new(mutex.RWMutex)
-	case "rwmonitor":
-		l = new(monitor.RWMonitor)
-	default:
-		panic(kind)
-	}
-	detect.SetName(l, name)
-	return l
-}
+func namedRW(kind, name string) rwLock { return detecttest.Named(kind, name).(rwLock) }
 
 // misuse reports whether v is a panic value matching sentinel whose
 // message contains what.

@@ -155,8 +155,8 @@ func Hold(l sync.Locker, depth int) (release func()) {
 	}
 }
 
-// Named returns a Mutex ("mutex") or a Monitor ("monitor"), named for
-// reports.
+// Named returns a Mutex ("mutex"), Monitor ("monitor"), RWMutex
+// ("rwmutex") or RWMonitor ("rwmonitor"), named for reports.
 func Named(kind, name string) sync.Locker {
 	var l sync.Locker
 	switch kind {
@@ -164,6 +164,10 @@ func Named(kind, name string) sync.Locker {
 		l = new(mutex.Mutex)
 	case "monitor":
 		l = new(monitor.Monitor)
+	case "rwmutex":
+		l = new(mutex.RWMutex)
+	case "rwmonitor":
+		l = new(monitor.RWMonitor)
 	default:
 		panic(kind)
 	}
