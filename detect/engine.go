@@ -267,16 +267,16 @@ func (engine) Deadlock(cycle []core.Hop) error {
 	return &DeadlockError{Report: r}
 }
 
-func (engine) Forget(m *core.Meta) {
-	if m.Engined() {
-		forgetOrder(nodeOf(m))
-	}
-	id := m.ID
+func (engine) Forget(ms []*core.Meta) {
+	forgetOrder(ms)
 	seen.mu.Lock()
-	for _, t := range seen.byID[id] {
-		delete(t.locks, id) // counted already: nlocks stays
+	for _, m := range ms {
+		id := m.ID
+		for _, t := range seen.byID[id] {
+			delete(t.locks, id) // counted already: nlocks stays
+		}
+		delete(seen.byID, id)
 	}
-	delete(seen.byID, id)
 	seen.mu.Unlock()
 }
 

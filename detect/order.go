@@ -144,8 +144,8 @@ func settle(e *edge) {
 // the edge. Inversions are made of new edges, usually of new lock
 // instances, so the records a report needs are usually there.
 func (engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) (report func()) {
-	m := l.PeekMeta()
-	if m == nil {
+	m := l.PeekMeta() // inlined, unlike Meta
+	if m == nil || m.Gone() {
 		m = l.Meta(k)
 	}
 	return acquire(m, g, try, false, false)
@@ -384,7 +384,7 @@ type node struct {
 	// Search state, meaningful while mark is the current search's.
 	mark uint64
 	via  *edge  // the edge the forward search came in by
-	gone uint64 // marks the region forgetOrder is dropping
+	gone uint64 // marks the region forgetRegion is dropping
 }
 
 // edgeMode says how the edge's goroutine held from and acquired to: bits
@@ -910,26 +910,36 @@ func orderReport(p pending) *Report {
 // maxBypass bounds the bypass edges that forgetting one lock adds.
 const maxBypass = 4096
 
-var region []*node // forgetOrder's scratch, guarded by graphMu
+var region []*node // forgetRegion's scratch, guarded by graphMu
 
-// forgetOrder drops a collected lock from the graph, together with every
+// forgetOrder drops the collected locks ms from the graph (those made by
+// NewMeta), under one hold of graphMu.
+func forgetOrder(ms []*core.Meta) {
+	graphMu.Lock()
+	defer graphMu.Unlock()
+	for _, m := range ms {
+		if m.Engined() {
+			forgetRegion(nodeOf(m))
+		}
+	}
+}
+
+// forgetRegion drops a collected lock from the graph, together with every
 // collected lock connected to it through collected locks (their weak
-// pointers are cleared by the collection that found them, before any
-// cleanup runs): the region. Each path through the region between two
+// pointers are cleared by the collection that found them, before the
+// registry's scan runs): the region. Each path through the region between two
 // live locks (p -> ... -> s) is kept as a bypass edge p -> s, so that the
 // order it implied outlives it: with edges only from the nearest held
 // lock, a lock in the middle of a nesting carries the order of the locks
 // around it. At most maxBypass bypass edges per lock of the region are
 // added.
 //
-// Rejected alternative: bypassing each lock on its own, as its cleanup
-// runs, from every predecessor to every successor. A whole structure of
+// Rejected alternative: bypassing each lock on its own, as it is
+// forgotten, from every predecessor to every successor. A whole structure of
 // locks collected at once then grows its transitive closure while it is
 // being forgotten (6.5 million edges from 200,000 in the transfers
 // benchmark).
-func forgetOrder(n *node) {
-	graphMu.Lock()
-	defer graphMu.Unlock()
+func forgetRegion(n *node) {
 	if n.ord == 0 {
 		return // not in the graph
 	}

@@ -182,9 +182,8 @@ func BenchmarkOrderTransfers(b *testing.B) {
 // code whose objects carry their own locks. The locks are allocated with
 // the timer stopped: allocs/op counts the detector's allocations only.
 // In Order mode a lock's first acquisition makes its metadata (one
-// allocation with its graph node, plus the weak pointer and the cleanup
-// that let it be collected: three more allocations) and records where it
-// was first locked; the locked-before case has each lock taken alone once
+// allocation with its graph node, plus the weak pointer that lets it be
+// collected: one more) and records where it was first locked; the locked-before case has each lock taken alone once
 // beforehand, with the timer stopped, so that it measures the nesting
 // alone: the new edge. cpu-ns/op is the process's CPU time while the
 // timer runs (the collector's and the cleanups' included), steadier than

@@ -11,7 +11,9 @@ import (
 
 // Meta is a lock's identity for detection. It is created the first time
 // detection needs it, and holds no pointer to the lock, so the lock can be
-// collected; its ID is then passed to Engine.Forget.
+// collected; the collection that finds the lock unreachable clears its
+// weak pointer, and the registry's next scan (see scanMetas) passes the
+// Meta to Engine.Forget.
 type Meta struct {
 	ID    uint64
 	Class *Class
@@ -23,8 +25,11 @@ type Meta struct {
 	site     atomic.Pointer[[]uintptr] // first acquisition seen in Order mode
 	waitSite atomic.Pointer[[]uintptr] // first Lock that had to wait (Cycles and Order modes)
 	lost     lostHolds                 // holds that Cond waits could not retake (see LoseHolds)
-	idx      int                       // position in metas.all; guarded by metas.mu
-	engined  bool                      // made by Engine.NewMeta
+	// gone is set when the registry forgets m: its lock was found
+	// collected, or queued for finalization (see Lock.Meta).
+	gone    atomic.Bool
+	idx     int  // position in metas.all; guarded by metas.mu
+	engined bool // made by Engine.NewMeta
 }
 
 // Engined reports whether m was made by the engine's NewMeta, and so
@@ -35,8 +40,13 @@ func (m *Meta) Engined() bool { return m.engined }
 // Lock returns the lock m describes, or nil if it has been collected.
 func (m *Meta) Lock() *Lock { return m.lock.Value() }
 
-// metas holds every live Meta, for Dump. A Meta holds its lock only
-// weakly; the lock's cleanup removes the Meta.
+// Gone reports whether m has been forgotten (passed to Engine.Forget).
+// The lock may still be in use if a finalizer revived it; Lock.Meta then
+// gives it a new Meta.
+func (m *Meta) Gone() bool { return m.gone.Load() }
+
+// metas holds every live Meta, for Dump and for the scan that finds the
+// collected ones. A Meta holds its lock only weakly.
 //
 // Rejected alternative: a map by ID. Locks that each object carries are
 // made and collected in waves (all that died since the last collection
@@ -64,58 +74,137 @@ var nextID atomic.Uint64
 
 // Meta returns l's metadata, creating it on first use.
 //
-// What a lock's metadata costs the runtime: the weak pointer (one
-// allocation, the handle) and the cleanup (two: the argument's box and
-// the closure), three of the four allocations per lock, and together 12 %
-// of the CPU profile of nesting a pair of new locks in Order mode, plus
-// the cleanup's run when the lock is collected. Both are needed as things
-// stand: the weak pointer tells the detector whether a held record's lock
-// is still held by its goroutine, and the cleanup forgets the lock. A scan
-// of the registry's weak pointers once per collection could replace the
-// cleanups (two allocations less per lock, at the price of work in
-// proportion to the live locks on every collection), and a lock-class
-// design would make per-instance metadata unnecessary in Order mode.
+// What a lock's metadata costs: the engine's allocation (the Meta with
+// the graph node, one allocation) and the weak pointer (one more, the
+// runtime's handle), two allocations per lock. Nothing runs when the lock
+// is collected: scanMetas finds it, once per collection, among all the
+// registered Metas.
+//
+// Rejected alternative: a cleanup per lock (runtime.AddCleanup) that
+// forgets it. It cost two allocations more per lock (the argument's box
+// and the closure) and a special record, together a tenth of the CPU time
+// of nesting a pair of new locks in Order mode, and its run per collected
+// lock went through the cleanup queue one call at a time. The scan costs
+// work in proportion to the live locks on every collection instead, which
+// the collector itself spends anyway on their metadata (the heap holds at
+// least a Meta per live lock): see BenchmarkMetaScan.
+//
+// A lock whose Meta is gone (found unreachable) and that is used again
+// was revived by a finalizer: the weak pointer that the collection
+// cleared stays nil, so the lock gets a new Meta, with a new ID and a
+// weak pointer that works, and the holds that Cond waits lost move over.
 func (l *Lock) Meta(k *Class) *Meta {
-	if m := l.meta.Load(); m != nil {
+	if m := l.meta.Load(); m != nil && !m.gone.Load() {
 		return m
 	}
-	var m *Meta
-	if engine != nil {
-		m = engine.NewMeta()
-		m.engined = true
-	} else {
-		m = new(Meta)
-	}
-	m.ID, m.Class, m.Addr, m.lock = nextID.Add(1), k, uintptr(unsafe.Pointer(l)), weak.Make(l)
-	if !l.meta.CompareAndSwap(nil, m) {
-		return l.meta.Load()
-	}
-	metas.mu.Lock()
-	m.idx = len(metas.all)
-	metas.all = append(metas.all, m)
-	metas.mu.Unlock()
-	// m holds l only weakly, so it may be the cleanup's argument.
-	runtime.AddCleanup(l, forget, m)
-	return m
+	return l.newMeta(k)
 }
 
-// PeekMeta returns l's metadata or nil, without creating it.
+func (l *Lock) newMeta(k *Class) *Meta {
+	for {
+		old := l.meta.Load()
+		if old != nil && !old.gone.Load() {
+			return old
+		}
+		var m *Meta
+		if engine != nil {
+			m = engine.NewMeta()
+			m.engined = true
+		} else {
+			m = new(Meta)
+		}
+		m.ID, m.Class, m.Addr, m.lock = nextID.Add(1), k, uintptr(unsafe.Pointer(l)), weak.Make(l)
+		if !l.meta.CompareAndSwap(old, m) {
+			continue
+		}
+		if old != nil {
+			old.lost.mu.Lock()
+			m.lost.mu.Lock()
+			m.lost.list = append(m.lost.list, old.lost.list...)
+			m.lost.n.Store(int32(len(m.lost.list)))
+			old.lost.list = nil
+			old.lost.n.Store(0)
+			m.lost.mu.Unlock()
+			old.lost.mu.Unlock()
+		}
+		metas.mu.Lock()
+		m.idx = len(metas.all)
+		metas.all = append(metas.all, m)
+		metas.mu.Unlock()
+		armScan()
+		return m
+	}
+}
+
+// PeekMeta returns l's metadata or nil, without creating it. The Meta
+// may be gone (see Lock.Meta).
 func (l *Lock) PeekMeta() *Meta { return l.meta.Load() }
 
-func forget(m *Meta) {
+// The scan of the registry runs from a cleanup attached to a throw-away
+// object, that is once per garbage collection, while any Meta is
+// registered.
+var (
+	scanArmed atomic.Bool
+	scanMu    sync.Mutex // one scan at a time: cleanups may run concurrently
+)
+
+type gcTick struct{ _ *byte } // a pointer, so that it is not a tiny allocation
+
+func armScan() {
+	if scanArmed.Load() || !scanArmed.CompareAndSwap(false, true) {
+		return
+	}
+	runtime.AddCleanup(&gcTick{}, scanTick, 0)
+}
+
+func scanTick(int) {
+	scanArmed.Store(false)
+	if scanMetas() {
+		armScan()
+	}
+}
+
+// scanChunk is how many Metas the scan looks at per hold of metas.mu, so
+// that a lock taking its first Meta waits for at most that many.
+const scanChunk = 1024
+
+// scanMetas forgets every registered Meta whose lock has been collected,
+// and reports whether any Meta is left. It visits the registry from its
+// end, so that swapping the last entry into a vacated place moves one
+// already visited (or registered since the scan began, left for the
+// next scan).
+func scanMetas() (left bool) {
+	scanMu.Lock()
+	defer scanMu.Unlock()
+	var dead []*Meta
 	metas.mu.Lock()
-	all := metas.all
-	last := all[len(all)-1]
-	all[m.idx], last.idx = last, m.idx
-	all[len(all)-1] = nil
-	metas.all = all[:len(all)-1]
+	for i, n := len(metas.all)-1, 0; i >= 0; i, n = i-1, n+1 {
+		if n == scanChunk {
+			metas.mu.Unlock()
+			n = 0
+			metas.mu.Lock() // only this scan removes: i is still in range
+		}
+		m := metas.all[i]
+		if m.lock.Value() != nil {
+			continue
+		}
+		all := metas.all
+		last := all[len(all)-1]
+		all[i], last.idx = last, i
+		all[len(all)-1] = nil
+		metas.all = all[:len(all)-1]
+		m.gone.Store(true)
+		dead = append(dead, m)
+	}
 	if c := cap(metas.all); c > 1024 && len(metas.all) < c/4 {
 		metas.all = slices.Clip(slices.Clone(metas.all)) // give back what a wave of locks left
 	}
+	left = len(metas.all) > 0
 	metas.mu.Unlock()
-	if engine != nil {
-		engine.Forget(m)
+	if len(dead) > 0 && engine != nil {
+		engine.Forget(dead)
 	}
+	return left
 }
 
 // Name returns the name given with SetName, or "".

@@ -94,8 +94,10 @@ type Engine interface {
 	// engine allocates it together with its own per-lock state, so that
 	// a lock's detection state costs one allocation.
 	NewMeta() *Meta
-	// Forget is called when a lock that had metadata is garbage collected.
-	Forget(m *Meta)
+	// Forget is called with the Metas of locks found collected, once per
+	// garbage collection that found any (see scanMetas). They are gone,
+	// and their IDs are not given out again.
+	Forget(ms []*Meta)
 }
 
 var engine Engine
