@@ -19,8 +19,9 @@ import (
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
-// waitForGC runs the collector until cond holds: lock cleanups run
-// asynchronously after the cycle that finds the lock unreachable.
+// waitForGC runs the collector until cond holds: the scan that forgets
+// collected locks runs asynchronously after the cycle that finds them
+// unreachable.
 func waitForGC(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(testutil.Liveness)
@@ -122,6 +123,51 @@ func TestLocksAreCollected(t *testing.T) {
 	waitForGC(t, "every lock collected", func() bool { t.Logf("collected %d", collected.Load()); return collected.Load() == 2*n })
 	waitForGC(t, "detector back to its baseline", func() bool { return near(detect.ReadStats(), base, 0) })
 	t.Logf("after collection: %+v (baseline %+v)", detect.ReadStats(), base)
+	runtime.KeepAlive(&anchor)
+}
+
+// TestRevivedLocksForgotten: locks in objects that a finalizer revives
+// (the collection that queues the finalizer clears the weak pointers into
+// the object, and the detector forgets its locks), taken again in Order
+// mode, nested, after they were forgotten, are forgotten once more when
+// their objects are collected for good: they leave no node, edge or
+// metadata behind.
+func TestRevivedLocksForgotten(t *testing.T) {
+	detecttest.Configure(t, detect.WithMode(detect.Order))
+	var anchor mutex.Mutex
+	lockPair(&anchor, new(mutex.Mutex))
+	waitForGC(t, "earlier locks forgotten", func() bool { return detect.ReadStats().Nodes <= 1 })
+	base := detect.ReadStats()
+
+	type object struct {
+		mu mutex.Mutex
+		_  *byte
+	}
+	const n = 100
+	revived := make(chan *object, n)
+	var collected atomic.Int32
+	for range n {
+		o := new(object)
+		lockPair(&anchor, &o.mu)
+		runtime.SetFinalizer(o, func(o *object) {
+			runtime.AddCleanup(o, func(int) { collected.Add(1) }, 0) // for good this time
+			revived <- o
+		})
+	}
+	objs := make([]*object, 0, n)
+	waitForGC(t, "every object revived and its lock forgotten", func() bool {
+		for len(revived) > 0 {
+			objs = append(objs, <-revived)
+		}
+		return len(objs) == n && near(detect.ReadStats(), base, 0)
+	})
+	for _, o := range objs {
+		lockPair(&anchor, &o.mu) // a new node and edge
+	}
+	assert.GreaterOrEqual(t, detect.ReadStats().Nodes, base.Nodes+n)
+	clear(objs)
+	waitForGC(t, "every object collected", func() bool { return collected.Load() == n })
+	waitForGC(t, "detector back to its baseline", func() bool { return near(detect.ReadStats(), base, 0) })
 	runtime.KeepAlive(&anchor)
 }
 

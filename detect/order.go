@@ -352,7 +352,10 @@ const ordGap = 1 << 24
 //
 // Rejected alternatives: a node allocated on first use and found through a
 // map or a field of Meta, an allocation and a lookup more per lock, for
-// code whose objects each carry their own lock.
+// code whose objects each carry their own lock. lockStates carved out of
+// slabs (one allocation per so many locks), which would keep a whole slab
+// (304 bytes a lockState) alive for any one lock that outlives the others
+// made with it.
 type lockState struct {
 	meta core.Meta
 	node node

@@ -40,7 +40,8 @@ func heapInUse() uint64 {
 
 // settle collects until the detector has forgotten every lock that has
 // been dropped (the previous round's), so that a round's counts are its
-// own: cleanups run after the collection that finds a lock unreachable.
+// own: the scan that forgets collected locks runs after the collection
+// that finds them unreachable.
 func settle() {
 	last, same := -1, 0
 	for range 100 {

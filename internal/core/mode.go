@@ -92,7 +92,8 @@ type Engine interface {
 	Parked()
 	// NewMeta returns a zero Meta for a lock that needs metadata. The
 	// engine allocates it together with its own per-lock state, so that
-	// a lock's detection state costs one allocation.
+	// a lock's detection state costs one allocation (and the runtime's
+	// weak handle one more).
 	NewMeta() *Meta
 	// Forget is called with the Metas of locks found collected, once per
 	// garbage collection that found any (see scanMetas). They are gone,
