@@ -28,7 +28,6 @@ type Meta struct {
 	// gone is set when the registry forgets m: its lock was found
 	// collected, or queued for finalization (see Lock.Meta).
 	gone    atomic.Bool
-	idx     int  // position in metas.all; guarded by metas.mu
 	engined bool // made by Engine.NewMeta
 }
 
@@ -46,24 +45,34 @@ func (m *Meta) Lock() *Lock { return m.lock.Value() }
 func (m *Meta) Gone() bool { return m.gone.Load() }
 
 // metas holds every live Meta, for Dump and for the scan that finds the
-// collected ones. A Meta holds its lock only weakly.
+// collected ones, each beside a copy of its weak pointer, so that the
+// scan reads the registry in order and touches only the Metas it drops.
+// A Meta holds its lock only weakly.
 //
 // Rejected alternative: a map by ID. Locks that each object carries are
 // made and collected in waves (all that died since the last collection
 // are forgotten together), and inserting into and deleting from a map
 // that grows and empties so took a tenth of the CPU time of nesting a
-// new pair of locks in Order mode; a slice with each Meta's index costs
-// an append and a swap.
+// new pair of locks in Order mode; a slice costs an append per lock, and
+// the scan a swap per lock it drops.
 var metas struct {
 	mu  sync.Mutex
-	all []*Meta
+	all []metaEntry
+}
+
+type metaEntry struct {
+	lock weak.Pointer[Lock] // m.lock
+	m    *Meta
 }
 
 // Metas calls f for every lock that has metadata, without holding the
 // registry's lock while f runs.
 func Metas(f func(*Meta)) {
 	metas.mu.Lock()
-	all := slices.Clone(metas.all)
+	all := make([]*Meta, len(metas.all))
+	for i, e := range metas.all {
+		all[i] = e.m
+	}
 	metas.mu.Unlock()
 	for _, m := range all {
 		f(m)
@@ -128,8 +137,7 @@ func (l *Lock) newMeta(k *Class) *Meta {
 			old.lost.mu.Unlock()
 		}
 		metas.mu.Lock()
-		m.idx = len(metas.all)
-		metas.all = append(metas.all, m)
+		metas.all = append(metas.all, metaEntry{m.lock, m})
 		metas.mu.Unlock()
 		armScan()
 		return m
@@ -184,14 +192,13 @@ func scanMetas() (left bool) {
 			n = 0
 			metas.mu.Lock() // only this scan removes: i is still in range
 		}
-		m := metas.all[i]
-		if m.lock.Value() != nil {
+		if metas.all[i].lock.Value() != nil {
 			continue
 		}
+		m := metas.all[i].m
 		all := metas.all
-		last := all[len(all)-1]
-		all[i], last.idx = last, i
-		all[len(all)-1] = nil
+		all[i] = all[len(all)-1]
+		all[len(all)-1] = metaEntry{}
 		metas.all = all[:len(all)-1]
 		m.gone.Store(true)
 		dead = append(dead, m)

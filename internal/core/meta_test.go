@@ -14,7 +14,7 @@ import (
 )
 
 // TestMetasForgotten: the registry of locks with metadata lists every live
-// one exactly once, each at the index it records, as locks are made and
+// one exactly once, each beside its own weak pointer, as locks are made and
 // collected in waves (more of them than the scan visits per hold of the
 // registry's lock); a collected lock's Meta leaves the registry and is
 // marked gone, and a live one's stays.
@@ -22,8 +22,8 @@ func TestMetasForgotten(t *testing.T) {
 	count := func() (n int, ok bool) {
 		metas.mu.Lock()
 		defer metas.mu.Unlock()
-		for i, m := range metas.all {
-			if m.idx != i {
+		for _, e := range metas.all {
+			if e.m.lock != e.lock {
 				return 0, false
 			}
 		}
@@ -51,7 +51,7 @@ func TestMetasForgotten(t *testing.T) {
 	for {
 		runtime.GC()
 		n, ok := count()
-		require.True(t, ok, "an index out of step")
+		require.True(t, ok, "an entry's weak pointer not its Meta's")
 		// Earlier tests' locks may be collected meanwhile: at most base
 		// others are listed.
 		if n <= base+live && dropped.Load() == int32(3*3000-live) {
