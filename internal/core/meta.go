@@ -154,6 +154,7 @@ func (l *Lock) PeekMeta() *Meta { return l.meta.Load() }
 var (
 	scanArmed atomic.Bool
 	scanMu    sync.Mutex // one scan at a time: cleanups may run concurrently
+	scanDead  []*Meta    // the scan's scratch, guarded by scanMu
 )
 
 type gcTick struct{ _ *byte } // a pointer, so that it is not a tiny allocation
@@ -184,7 +185,7 @@ const scanChunk = 1024
 func scanMetas() (left bool) {
 	scanMu.Lock()
 	defer scanMu.Unlock()
-	var dead []*Meta
+	dead := scanDead[:0]
 	metas.mu.Lock()
 	for i, n := len(metas.all)-1, 0; i >= 0; i, n = i-1, n+1 {
 		if n == scanChunk {
@@ -210,6 +211,11 @@ func scanMetas() (left bool) {
 	metas.mu.Unlock()
 	if len(dead) > 0 && engine != nil {
 		engine.Forget(dead)
+	}
+	clear(dead)
+	scanDead = dead
+	if cap(scanDead) > 1024 && len(dead) < cap(scanDead)/4 {
+		scanDead = nil // give back what a wave of locks left
 	}
 	return left
 }

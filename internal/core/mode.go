@@ -97,7 +97,8 @@ type Engine interface {
 	NewMeta() *Meta
 	// Forget is called with the Metas of locks found collected, once per
 	// garbage collection that found any (see scanMetas). They are gone,
-	// and their IDs are not given out again.
+	// and their IDs are not given out again. ms is reused once Forget
+	// returns.
 	Forget(ms []*Meta)
 }
 
