@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/core"
+	"github.com/locksmith-go/locksmith/internal/gid"
 )
 
 // adapt returns the core lock behind l, which must be a locksmith lock.
@@ -231,3 +232,13 @@ func DefaultReporterName() string {
 // WatchdogPending returns the number of watchdog timers scheduled that
 // have neither fired nor been stopped.
 func WatchdogPending() int { return int(wd.pending.Load()) }
+
+// EnterLeave finds or claims the calling goroutine's record and leaves
+// it, idle, as a goroutine's first lock and last unlock in Order mode do.
+func EnterLeave() {
+	g := gid.Get()
+	enter(g, true).leave(g)
+}
+
+// Sweep runs one pass of the sweeper over the records.
+func Sweep() { sweep() }
