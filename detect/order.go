@@ -553,9 +553,11 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found 
 // may close a cycle through a pending edge, and appends to found the
 // cycle to report, if any. It is kept out of validate, and e's fields are
 // set one by one there, so that validate's frame stays small: a goroutine
-// starts with a small stack, and a short-lived one that nests a new pair
-// of locks otherwise paid for the stack to be grown and copied (a fifth
-// of the CPU time of such a goroutine in Order mode). graphMu is held.
+// starts with a small stack, and a short-lived one that nests a new lock
+// under a held one otherwise paid for the stack to be grown and copied
+// (29 % of the CPU profile of BenchmarkOrderShortLivedGoroutines/own in
+// Order mode with a 760-byte frame; validate's is now 192 bytes). graphMu
+// is held.
 //
 //go:noinline
 func placeEdge(found []pending, e *edge) []pending {
