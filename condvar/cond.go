@@ -113,6 +113,25 @@ type Cond struct {
 	tail *waiter
 	free *waiter // waiters to reuse, linked by next
 
+	// The ticket list (see waitTicket). Untimed waits outside bubbles park
+	// on nl while the queue is empty; every ticket is taken, and every
+	// notification sent, under mu, so that ntick and nnext track the
+	// runtime's counters exactly: tickets [nnext, ntick) are not yet
+	// notified. skip lists those of them whose wait was abandoned (its
+	// set-up panicked), which a Signal passes over.
+	nl    notifyList
+	ntick uint32   // guarded by mu
+	nnext uint32   // guarded by mu
+	skip  []uint32 // guarded by mu
+
+	// seq counts Broadcasts (high 32 bits) and the Signals that notify a
+	// ticket (low 32 bits, wrapping), stored under mu. A ticket waiter
+	// reads it when it takes its ticket and again after it wakes: the
+	// load orders the signaller's writes before the waiter's return for
+	// the race detector too, and an unchanged Broadcast count tells it a
+	// Signal woke it.
+	seq atomic.Uint64
+
 	// spare holds waiters to reuse without taking mu: bit i of busy is set
 	// while spare[i] is in use, and the goroutine that set it owns the slot
 	// (and creates its waiter on first use). A ping-pong needs two (one
@@ -446,12 +465,24 @@ func (c *Cond) WaitUntil(pred func() bool) {
 // goes to the next one), and a waiter that a Signal chose returns true even
 // if its time is up by the time it runs. No signal is lost.
 func (c *Cond) wait(b *binding, d time.Duration, ctx context.Context) bool {
+	dom := core.CurDomain()
+	durable := c.parkDurably(dom)
+	if d == 0 && ctx == nil && dom == core.DomOutside {
+		c.mu.Lock()
+		if c.head == nil {
+			if c.npend.Load() != 0 {
+				c.deliver(dom)
+			}
+			c.waitTicket(b) // unlocks mu
+			return true
+		}
+		c.mu.Unlock()
+	}
 	w := c.getWaiter()
 	w.d, w.ctx = d, ctx
-	dom := core.CurDomain()
 	mode := uint64(dom) << modeShift
 	switch {
-	case c.parkDurably(dom):
+	case durable:
 		mode |= modeDurable
 	case dom != core.DomOutside:
 		mode |= modeSem
@@ -497,6 +528,59 @@ func (c *Cond) wait(b *binding, d time.Duration, ctx context.Context) bool {
 		c.restore(b, holds)
 	}
 	return decision != stGone
+}
+
+// waitTicket is an untimed wait outside bubbles, made while no waiter is
+// queued: it takes a ticket on c.nl, releases the lock, parks until its
+// ticket is notified and retakes the lock. The caller holds mu, which
+// waitTicket releases once the ticket is taken.
+func (c *Cond) waitTicket(b *binding) {
+	t := runtime_notifyListAdd(&c.nl)
+	c.ntick = t + 1
+	bc := uint32(c.seq.Load() >> 32)
+	c.mu.Unlock()
+	phase := ticketReleasing
+	defer func() {
+		switch phase {
+		case ticketReleasing:
+			c.abandonTicket(t, bc)
+		case ticketRetaking:
+			// Retaking the lock panicked or ended the goroutine. If a
+			// Signal woke it (no Broadcast came since the ticket was
+			// taken), the signal is passed on.
+			if uint32(c.seq.Load()>>32) == bc {
+				c.signal()
+			}
+		}
+	}()
+	holds := c.release(b)
+	phase = ticketRetaking
+	runtime_notifyListWait(&c.nl, t)
+	c.seq.Load() // the signaller's store: see seq
+	c.restore(b, holds)
+	phase = ticketDone
+}
+
+// The phases of waitTicket, for its deferred clean-up.
+const (
+	ticketReleasing = iota
+	ticketRetaking
+	ticketDone
+)
+
+// abandonTicket ends a ticket wait whose release of the lock panicked. A
+// ticket already notified by a Signal passes the signal on; one not yet
+// notified is added to skip, so that no Signal is spent on it.
+func (c *Cond) abandonTicket(t, bc uint32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !less(t, c.nnext) {
+		c.skip = append(c.skip, t)
+		return
+	}
+	if uint32(c.seq.Load()>>32) == bc {
+		c.signalLocked()
+	}
 }
 
 // restoreSignalled retakes the lock for a wait that a Signal ended. If the
@@ -781,6 +865,11 @@ func (c *Cond) Broadcast() {
 	c.touch()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.seq.Store(c.seq.Load() + 1<<32)
+	if c.ntick != c.nnext {
+		c.nnext, c.skip = c.ntick, c.skip[:0]
+		runtime_notifyListNotifyAll(&c.nl)
+	}
 	for w := c.head; w != nil; w = c.head {
 		c.unlink(w)
 		c.decide(w, w.expect, w.gen, stAll)
@@ -789,8 +878,38 @@ func (c *Cond) Broadcast() {
 
 func (c *Cond) signal() {
 	c.mu.Lock()
-	c.signalQueued() // cannot panic: no user code runs under mu
+	c.signalLocked() // cannot panic: no user code runs under mu
 	c.mu.Unlock()
+}
+
+// signalLocked wakes the longest waiter: the oldest ticket not yet
+// notified, or else the first queued waiter. Tickets come first: a
+// ticket is taken only while the queue is empty, so every waiter queued
+// came after every ticket waiting. The caller holds mu.
+func (c *Cond) signalLocked() {
+	for c.ntick != c.nnext {
+		t := c.nnext
+		c.nnext++
+		runtime_notifyListNotifyOne(&c.nl)
+		if !c.skipped(t) {
+			s := c.seq.Load()
+			c.seq.Store(s&^(1<<32-1) | uint64(uint32(s)+1))
+			return
+		}
+	}
+	c.signalQueued()
+}
+
+// skipped reports whether t is an abandoned ticket, and forgets it. The
+// caller holds mu.
+func (c *Cond) skipped(t uint32) bool {
+	for i, s := range c.skip {
+		if s == t {
+			c.skip = append(c.skip[:i], c.skip[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // signalQueued wakes the first queued waiter whose wait is not yet decided.
@@ -819,7 +938,7 @@ func (c *Cond) Waiters() int {
 	defer c.mu.Unlock()
 	// A wait is decided by the CompareAndSwap on st: a queued waiter
 	// whose st is still what it was when it queued is waiting.
-	n := 0
+	n := int(c.ntick-c.nnext) - len(c.skip)
 	for w := c.head; w != nil; w = w.next {
 		if w.st.Load() == w.expect {
 			n++
