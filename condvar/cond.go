@@ -72,9 +72,10 @@ var ErrReadLocker = core.ErrReadLocker
 // the next Wait, Signal or Broadcast by a goroutine of its bubble, or when
 // a timeout of a wait of that bubble fires. See docs/synctest.md.
 //
-// A Wait without a time limit allocates nothing once the Cond has served
-// as many concurrent waiters before; WaitTimeout and WaitContext allocate
-// their timer or context callback. A Cond holds no timer and no queue
+// A Wait without a time limit allocates nothing (once the Cond has served
+// as many concurrent queued waiters before, for one that queues: see
+// Wait); WaitTimeout and WaitContext allocate their timer or context
+// callback. A Cond holds no timer and no queue
 // entry for a waiter that has returned. (A timeout or cancellation that
 // fires just as a Signal wins runs its callback in a goroutine of its own,
 // which may still be finishing as the wait returns; it only finds the wait
@@ -88,9 +89,21 @@ type Cond struct {
 
 	b atomic.Pointer[binding] // set once, by the first wait or Locker call
 
-	// The wait queue and the free list are guarded by mu, the Cond's own
-	// mutex, also for an owner-aware L: Signal and Broadcast may be called
-	// without holding L, so L cannot guard the queue.
+	// A wait parks in one of two ways. An untimed wait outside bubbles,
+	// made while no waiter is queued, takes a ticket on nl, the runtime's
+	// notify list that sync.Cond uses, and parks there: no record, no
+	// lock taken (see Wait). Every other wait (WaitTimeout, WaitContext,
+	// a wait in a bubble, or one that finds a waiter queued) queues a
+	// waiter record and parks on it (see waiter). Signal wakes whichever
+	// waited first: tickets are taken only while nobody is queued, so a
+	// ticket not yet notified is older than every queued waiter, except
+	// for one taken as a waiter queued, which tk tells apart.
+	//
+	// The queue, the free list and the ticket bookkeeping are guarded by
+	// mu, the Cond's own mutex, also for an owner-aware L: Signal and
+	// Broadcast may be called without holding L, so L cannot guard them.
+	// Signal and Broadcast always take mu; a ticket waiter takes it only
+	// in the rare cases settleTicket and abandonTicket handle.
 	//
 	// Rejected alternatives:
 	//   - Guarding the queue by L when the caller holds an owner-aware L,
@@ -98,39 +111,46 @@ type Cond struct {
 	//     each other, so a Signal without L could unlink a waiter while a
 	//     Wait holding L pushes one. Making them exclude each other needs
 	//     an atomic read-modify-write on each side, which costs what taking
-	//     mu costs. Nor would it bring the Cond near sync.Cond's speed:
-	//     with mu dropped from Wait and Signal altogether (the most it could
-	//     save), BenchmarkCondPingPongRatio on a sync.Mutex measured 1.55
-	//     times sync.Cond's CPU time against 1.56 with mu, with 2 CPUs,
-	//     and 1.50 against 1.54 with GOMAXPROCS=1 (medians of 8-10
-	//     interleaved runs on a 2-core AMD EPYC). The time is spread over the whole path (record,
-	//     binding and domain checks, two-level park), not in mu.
+	//     mu costs.
 	//   - Taking L inside a Signal made without it: sync.Cond's Signal
 	//     never blocks on L, and code relies on that (a goroutine may
 	//     Signal while another holds L and waits for it).
+	//   - Taking each ticket under mu, with counts of tickets taken and
+	//     notified kept beside the runtime's: simpler (no settleTicket),
+	//     but BenchmarkCondPingPongRatio measured 0.02-0.07 more times
+	//     sync.Cond's CPU time than without mu in Wait (medians of 3
+	//     interleaved runs, 2-core AMD EPYC).
+	//   - Signal without mu, claiming the ticket to notify with a
+	//     CompareAndSwap: with mu left out of Signal altogether (the most
+	//     it could save, and unsafe), the ratio fell by only 0.03-0.04,
+	//     while every decision that now relies on nl.notify changing only
+	//     under mu (which ticket a Signal notifies, whether an abandoned
+	//     ticket was notified, the ticket range of the last Broadcast)
+	//     would need the claim word instead, and Broadcast a notification
+	//     per ticket.
 	mu   sync.Mutex
 	head *waiter
 	tail *waiter
 	free *waiter // waiters to reuse, linked by next
 
-	// The ticket list (see waitTicket). Untimed waits outside bubbles park
-	// on nl while the queue is empty; every ticket is taken, and every
-	// notification sent, under mu, so that ntick and nnext track the
-	// runtime's counters exactly: tickets [nnext, ntick) are not yet
-	// notified. skip lists those of them whose wait was abandoned (its
-	// set-up panicked), which a Signal passes over.
-	nl    notifyList
-	ntick uint32   // guarded by mu
-	nnext uint32   // guarded by mu
-	skip  []uint32 // guarded by mu
+	// The ticket list (see waitTicket). Tickets are taken without mu;
+	// notifications (Signal, Broadcast) are sent only under mu, so that
+	// nl.notify, the next ticket to notify, changes only under mu, and
+	// the tickets in [nl.notify, nl.wait) are those not yet notified.
+	// skip lists those of them whose wait was abandoned (its release of
+	// the lock panicked, or it queued instead: see settleTicket), which
+	// a Signal passes over; bhi is nl.notify just after the last
+	// Broadcast, so the tickets before it were notified by that
+	// Broadcast or earlier.
+	nl   notifyList
+	skip []uint32 // guarded by mu
+	bhi  uint32   // guarded by mu
 
-	// seq counts Broadcasts (high 32 bits) and the Signals that notify a
-	// ticket (low 32 bits, wrapping), stored under mu. A ticket waiter
-	// reads it when it takes its ticket and again after it wakes: the
-	// load orders the signaller's writes before the waiter's return for
-	// the race detector too, and an unchanged Broadcast count tells it a
-	// Signal woke it.
-	seq atomic.Uint64
+	// tick is what a ticket waiter checks, with one load before and one
+	// after it takes its ticket: bit 0 (tickQueued) is set while the
+	// queue is not empty, and the rest counts Broadcasts, twice each
+	// (tickBroadcast is set while one is under way). Written under mu.
+	tick atomic.Uint64
 
 	// spare holds waiters to reuse without taking mu: bit i of busy is set
 	// while spare[i] is in use, and the goroutine that set it owns the slot
@@ -173,7 +193,8 @@ const (
 	stShift         = 2 // st is gen<<stShift | decision
 )
 
-// waiter is one goroutine's wait. It parks on its own sync.Cond, so that
+// waiter is one goroutine's queued wait (a ticket wait has no record: see
+// Cond.mu). It parks on its own sync.Cond, so that
 // Signal wakes exactly the waiter it chose, and that sync.Cond's Locker is
 // the waiter itself: sync.Cond.Wait takes its ticket on the runtime's notify
 // list, then calls w.Unlock, which queues the waiter and releases the
@@ -247,6 +268,13 @@ type waiter struct {
 	inq    bool
 	gen    uint64 // counts uses of the record
 	expect uint64 // st when this wait was queued: the CAS's old value
+	tk     uint32 // tickets before tk were taken before this wait queued
+
+	// Set by the waiting goroutine before it queues, for publish: the
+	// wait took ticket after-1 and gave it up (see settleTicket), and
+	// queues where a waiter that queued just after taking it would be.
+	moved bool
+	after uint32
 
 	st atomic.Uint64 // gen<<stShift | decision of the last decided wait
 
@@ -367,11 +395,18 @@ func sameLocker(a, b sync.Locker) bool {
 }
 
 func (c *Cond) checkOwner(op string) *binding {
-	b := c.bind()
+	b := c.b.Load()
+	if b == nil || b.self != c || !sameLocker(c.L, b.l) {
+		b = c.bind() // binds c, or panics
+	}
 	if b.cl != nil && !b.cl.Owned() {
-		panic(core.Misuse(fmt.Sprintf("condvar: %s without holding the lock (goroutine %d)", op, gid.Get()), ErrNotOwner))
+		notOwner(op)
 	}
 	return b
+}
+
+func notOwner(op string) {
+	panic(core.Misuse(fmt.Sprintf("condvar: %s without holding the lock (goroutine %d)", op, gid.Get()), ErrNotOwner))
 }
 
 // Wait atomically unlocks c's lock and suspends the calling goroutine until
@@ -403,7 +438,53 @@ func (c *Cond) checkOwner(op string) *binding {
 // return quietly instead. A Signal that had chosen this waiter is passed
 // on to the next one.
 func (c *Cond) Wait() {
-	c.wait(c.checkOwner("wait"), 0, nil)
+	// The common case, an untimed wait outside bubbles on a Cond used only
+	// there, with nobody queued, is wait and waitTicket with checkOwner,
+	// release and restore written out here: each call level left out of
+	// a Wait or Signal lowered BenchmarkCondPingPongRatio by 0.02-0.08
+	// times sync.Cond's CPU time (2-core AMD EPYC, medians of 4
+	// interleaved runs; together 1.37-1.47 down to 1.24 on the
+	// owner-aware locks).
+	b := c.b.Load()
+	if b == nil || b.self != c || !sameLocker(c.L, b.l) {
+		b = c.bind() // binds c, or panics
+	}
+	cl := b.cl
+	if cl != nil && !cl.Owned() {
+		notOwner("wait")
+	}
+	dom := core.CurDomain()
+	if dom == core.DomOutside && c.dom.Load() == uint64(dom) && c.npend.Load() == 0 {
+		if s := c.tick.Load(); s&(tickQueued|tickBroadcast) == 0 && ticketHook == nil {
+			t := runtime_notifyListAdd(&c.nl)
+			if c.tick.Load() != s {
+				c.afterTicket(b, dom, t, s)
+				return
+			}
+			phase := ticketReleasing
+			defer func() {
+				if phase != ticketDone {
+					c.ticketFailed(phase, t, s, true)
+				}
+			}()
+			holds := 1
+			if cl != nil {
+				holds = cl.ReleaseAll()
+			} else {
+				b.l.Unlock()
+			}
+			phase = ticketRetaking
+			runtime_notifyListWait(&c.nl, t)
+			if cl != nil {
+				cl.Restore(holds)
+			} else {
+				b.l.Lock()
+			}
+			phase = ticketDone
+			return
+		}
+	}
+	c.wait(b, 0, nil)
 }
 
 // WaitTimeout is Wait with a time limit. It reports whether it was woken by
@@ -467,19 +548,46 @@ func (c *Cond) WaitUntil(pred func() bool) {
 func (c *Cond) wait(b *binding, d time.Duration, ctx context.Context) bool {
 	dom := core.CurDomain()
 	durable := c.parkDurably(dom)
+	if c.npend.Load() != 0 {
+		c.deliver(dom)
+	}
 	if d == 0 && ctx == nil && dom == core.DomOutside {
-		c.mu.Lock()
-		if c.head == nil {
-			if c.npend.Load() != 0 {
-				c.deliver(dom)
+		if s := c.tick.Load(); s&(tickQueued|tickBroadcast) == 0 {
+			if ticketHook != nil {
+				ticketHook(c, false)
 			}
-			c.waitTicket(b) // unlocks mu
+			t := runtime_notifyListAdd(&c.nl)
+			if ticketHook != nil {
+				ticketHook(c, true)
+			}
+			if c.tick.Load() == s {
+				c.waitTicket(b, t, s, true)
+			} else {
+				c.afterTicket(b, dom, t, s)
+			}
 			return true
 		}
-		c.mu.Unlock()
 	}
+	return c.waitQueued(b, dom, durable, d, ctx, false, 0)
+}
+
+// afterTicket goes on with a wait that took ticket t while c.tick changed
+// from s (see settleTicket).
+func (c *Cond) afterTicket(b *binding, dom core.Domain, t uint32, s uint64) {
+	s, pass, ok := c.settleTicket(t, s)
+	if !ok {
+		c.waitQueued(b, dom, false, 0, nil, true, t+1)
+		return
+	}
+	c.waitTicket(b, t, s, pass)
+}
+
+// waitQueued is wait on a waiter record in the queue. moved says the wait
+// gave up ticket after-1 (see settleTicket).
+func (c *Cond) waitQueued(b *binding, dom core.Domain, durable bool, d time.Duration, ctx context.Context, moved bool, after uint32) bool {
 	w := c.getWaiter()
 	w.d, w.ctx = d, ctx
+	w.moved, w.after = moved, after
 	mode := uint64(dom) << modeShift
 	switch {
 	case durable:
@@ -493,9 +601,6 @@ func (c *Cond) wait(b *binding, d time.Duration, ctx context.Context) bool {
 		// measured on, an atomic store (an exchange on amd64) took
 		// 12-25 ns, a load and compare 2-3.5 ns.
 		w.mode.Store(mode)
-	}
-	if c.npend.Load() != 0 {
-		c.deliver(dom)
 	}
 	if mode&modeSem != 0 {
 		w.sem.TryLock()
@@ -530,35 +635,88 @@ func (c *Cond) wait(b *binding, d time.Duration, ctx context.Context) bool {
 	return decision != stGone
 }
 
-// waitTicket is an untimed wait outside bubbles, made while no waiter is
-// queued: it takes a ticket on c.nl, releases the lock, parks until its
-// ticket is notified and retakes the lock. The caller holds mu, which
-// waitTicket releases once the ticket is taken.
-func (c *Cond) waitTicket(b *binding) {
-	t := runtime_notifyListAdd(&c.nl)
-	c.ntick = t + 1
-	bc := uint32(c.seq.Load() >> 32)
-	c.mu.Unlock()
+// ticketHook, if set (by tests, while nobody waits), runs just before
+// (taken false) and just after (taken true) a wait takes its ticket,
+// between the two loads of c.tick that bracket it, so that tests can
+// queue a waiter or broadcast there.
+var ticketHook func(c *Cond, taken bool)
+
+// The bits of Cond.tick.
+const (
+	tickQueued    = 1 // the queue is not empty
+	tickBroadcast = 2 // a Broadcast is under way; each Broadcast adds it twice
+)
+
+// settleTicket is called by a waiter that took ticket t while c.tick
+// changed from s: a waiter was queued, or a Broadcast ran, meanwhile. It
+// takes mu, so that no Broadcast is under way, and returns the tick state
+// to compare later Broadcasts against, and whether a Signal that notified
+// t is passed on if the wait cannot end normally (see waitTicket).
+//
+// A t not yet notified is older than every queued waiter, and kept, unless
+// the queue's head queued before t was taken (its tk says so): then t is
+// given up to skip and ok is false, for the caller to queue where FIFO
+// puts it (see insertAfterTicket). A t already notified is kept. Its
+// notification was a Signal's, to pass on, unless a Broadcast ran since s
+// and t is below bhi: then that Broadcast, or a Signal before it, woke
+// it, and nothing is passed on, as in waitTicket.
+func (c *Cond) settleTicket(t uint32, s uint64) (now uint64, pass, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now = c.tick.Load()
+	if !less(t, c.notified()) {
+		if h := c.head; h != nil && !less(t, h.tk) {
+			// The queue's head queued before t was taken.
+			c.skip = append(c.skip, t)
+			return now, false, false
+		}
+		// Not notified, so no Broadcast since s covered it.
+		return now, true, true
+	}
+	// Notified: by a Signal (pass it on if need be), unless a Broadcast
+	// ran since s and the ticket is below the last one's end, bhi.
+	return now, now>>1 == s>>1 || !less(t, c.bhi), true
+}
+
+// notified returns the next ticket to notify. The caller holds mu (only
+// holders of mu change it).
+func (c *Cond) notified() uint32 { return atomic.LoadUint32(&c.nl.notify) }
+
+// waitTicket is an untimed wait outside bubbles on ticket t, taken while
+// no waiter was queued: it releases the lock, parks until t is notified
+// and retakes the lock (Wait has a copy of it). s is the Cond's tick state
+// when or after t was taken. If releasing or retaking the lock panics or
+// ends the goroutine, and pass is true, the Signal that notified t (if one
+// did) is passed on, unless a Broadcast has run since s: a Broadcast
+// notifies every ticket waiting, so t's notification was then the
+// Broadcast's, or a Signal's followed by a Broadcast that woke every other
+// waiter there was (sync.Cond's rule for what a wakeup covers).
+func (c *Cond) waitTicket(b *binding, t uint32, s uint64, pass bool) {
 	phase := ticketReleasing
 	defer func() {
-		switch phase {
-		case ticketReleasing:
-			c.abandonTicket(t, bc)
-		case ticketRetaking:
-			// Retaking the lock panicked or ended the goroutine. If a
-			// Signal woke it (no Broadcast came since the ticket was
-			// taken), the signal is passed on.
-			if uint32(c.seq.Load()>>32) == bc {
-				c.signal()
-			}
+		if phase != ticketDone {
+			c.ticketFailed(phase, t, s, pass)
 		}
 	}()
 	holds := c.release(b)
 	phase = ticketRetaking
 	runtime_notifyListWait(&c.nl, t)
-	c.seq.Load() // the signaller's store: see seq
 	c.restore(b, holds)
 	phase = ticketDone
+}
+
+// ticketFailed cleans up after a ticket wait whose release (phase
+// ticketReleasing) or retake (ticketRetaking) of the lock panicked or
+// ended the goroutine.
+func (c *Cond) ticketFailed(phase int, t uint32, s uint64, pass bool) {
+	if phase == ticketReleasing {
+		c.abandonTicket(t, s, pass)
+		return
+	}
+	// The signal that woke it, if a Signal did, is passed on.
+	if pass && c.tick.Load()>>1 == s>>1 {
+		c.signal()
+	}
 }
 
 // The phases of waitTicket, for its deferred clean-up.
@@ -571,14 +729,14 @@ const (
 // abandonTicket ends a ticket wait whose release of the lock panicked. A
 // ticket already notified by a Signal passes the signal on; one not yet
 // notified is added to skip, so that no Signal is spent on it.
-func (c *Cond) abandonTicket(t, bc uint32) {
+func (c *Cond) abandonTicket(t uint32, s uint64, pass bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !less(t, c.nnext) {
+	if !less(t, c.notified()) {
 		c.skip = append(c.skip, t)
 		return
 	}
-	if uint32(c.seq.Load()>>32) == bc {
+	if pass && c.tick.Load()>>1 == s>>1 {
 		c.signalLocked()
 	}
 }
@@ -606,7 +764,12 @@ func (c *Cond) publish(w *waiter) {
 	c.mu.Lock()
 	w.gen++
 	w.expect = w.st.Load()
-	c.push(w)
+	if w.moved {
+		c.insertAfterTicket(w)
+	} else {
+		w.tk = atomic.LoadUint32(&c.nl.wait)
+		c.push(w)
+	}
 	c.mu.Unlock()
 	expect, gen := w.expect, w.gen
 	released := false
@@ -644,7 +807,7 @@ func (c *Cond) abandon(w *waiter, expect, gen uint64) {
 	w.ctx, w.stop = nil, nil
 	c.mu.Lock()
 	if !c.decide(w, expect, gen, stGone) && w.st.Load()&stMask == stSignal {
-		c.signalQueued()
+		c.signalLocked()
 	}
 	if w.inq {
 		c.unlink(w)
@@ -714,7 +877,8 @@ func (c *Cond) decide(w *waiter, expect, gen, d uint64) bool {
 
 // Sharing a Cond across testing/synctest bubbles.
 //
-// A goroutine outside bubbles parks on its sync.Cond: anyone may wake it. A
+// A goroutine outside bubbles parks on c.nl or on its waiter's sync.Cond:
+// anyone may wake it (the runtime checks only a bubbled waiter's waker). A
 // goroutine inside a bubble parks there, durably, only while every
 // goroutine seen waiting on or signalling c is of its bubble
 // (parkDurably); otherwise on sem, which anyone may release, and then it
@@ -850,10 +1014,24 @@ func (c *Cond) restore(b *binding, n int) {
 // without seeing the change. (monitor.Monitor's Notify, like Java's,
 // requires the monitor held.)
 func (c *Cond) Signal() {
-	if c.used() {
-		c.touch()
-		c.signal()
+	b := c.b.Load()
+	if b == nil {
+		return
 	}
+	if b.self != c {
+		panic(core.Misuse("condvar: Cond copied after first use", ErrCopied))
+	}
+	if core.Domain(c.dom.Load()).Bubble() || c.npend.Load() != 0 {
+		c.touch()
+	}
+	c.mu.Lock()
+	if atomic.LoadUint32(&c.nl.wait) != c.notified() && c.head == nil && len(c.skip) == 0 {
+		// The common case of signalLocked: a ticket waits, nobody queued.
+		runtime_notifyListNotifyOne(&c.nl)
+	} else {
+		c.signalLocked() // cannot panic: no user code runs under mu
+	}
+	c.mu.Unlock()
 }
 
 // Broadcast wakes all goroutines waiting on c. Like Signal, it may be
@@ -865,15 +1043,17 @@ func (c *Cond) Broadcast() {
 	c.touch()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.seq.Store(c.seq.Load() + 1<<32)
-	if c.ntick != c.nnext {
-		c.nnext, c.skip = c.ntick, c.skip[:0]
+	c.tick.Add(tickBroadcast)
+	if atomic.LoadUint32(&c.nl.wait) != c.notified() {
+		c.skip = c.skip[:0]
 		runtime_notifyListNotifyAll(&c.nl)
 	}
+	c.bhi = c.notified()
 	for w := c.head; w != nil; w = c.head {
 		c.unlink(w)
 		c.decide(w, w.expect, w.gen, stAll)
 	}
+	c.tick.Add(tickBroadcast)
 }
 
 func (c *Cond) signal() {
@@ -883,21 +1063,28 @@ func (c *Cond) signal() {
 }
 
 // signalLocked wakes the longest waiter: the oldest ticket not yet
-// notified, or else the first queued waiter. Tickets come first: a
-// ticket is taken only while the queue is empty, so every waiter queued
-// came after every ticket waiting. The caller holds mu.
+// notified, or the first queued waiter, whichever waited first (tk tells),
+// passing over abandoned tickets and decided waiters. The caller holds mu.
 func (c *Cond) signalLocked() {
-	for c.ntick != c.nnext {
-		t := c.nnext
-		c.nnext++
-		runtime_notifyListNotifyOne(&c.nl)
-		if !c.skipped(t) {
-			s := c.seq.Load()
-			c.seq.Store(s&^(1<<32-1) | uint64(uint32(s)+1))
-			return
+	for {
+		n := c.notified()
+		pending := atomic.LoadUint32(&c.nl.wait) != n
+		if pending && c.skipped(n) {
+			runtime_notifyListNotifyOne(&c.nl) // nobody waits on n
+			continue
 		}
+		if h := c.head; h != nil && (!pending || !less(n, h.tk)) {
+			c.unlink(h)
+			if c.decide(h, h.expect, h.gen, stSignal) {
+				return
+			}
+			continue // it timed out or was cancelled: the signal goes on
+		}
+		if pending {
+			runtime_notifyListNotifyOne(&c.nl) // notifies n
+		}
+		return
 	}
-	c.signalQueued()
 }
 
 // skipped reports whether t is an abandoned ticket, and forgets it. The
@@ -910,18 +1097,6 @@ func (c *Cond) skipped(t uint32) bool {
 		}
 	}
 	return false
-}
-
-// signalQueued wakes the first queued waiter whose wait is not yet decided.
-// The caller holds mu.
-func (c *Cond) signalQueued() {
-	for w := c.head; w != nil; w = c.head {
-		c.unlink(w)
-		if c.decide(w, w.expect, w.gen, stSignal) {
-			return
-		}
-		// It timed out or was cancelled: the signal goes to the next.
-	}
 }
 
 // Waiters returns the number of goroutines waiting on c and not yet
@@ -938,7 +1113,7 @@ func (c *Cond) Waiters() int {
 	defer c.mu.Unlock()
 	// A wait is decided by the CompareAndSwap on st: a queued waiter
 	// whose st is still what it was when it queued is waiting.
-	n := int(c.ntick-c.nnext) - len(c.skip)
+	n := int(atomic.LoadUint32(&c.nl.wait)-c.notified()) - len(c.skip)
 	for w := c.head; w != nil; w = w.next {
 		if w.st.Load() == w.expect {
 			n++
@@ -951,11 +1126,41 @@ func (c *Cond) push(w *waiter) {
 	w.inq = true
 	w.prev = c.tail
 	if c.tail == nil {
+		c.tick.Or(tickQueued)
 		c.head = w
 	} else {
 		c.tail.next = w
 	}
 	c.tail = w
+}
+
+// insertAfterTicket queues w, which gave up ticket w.after-1, before the
+// first queued waiter that queued after that ticket was taken.
+func (c *Cond) insertAfterTicket(w *waiter) {
+	t := w.after - 1
+	w.tk = w.after
+	x := c.tail
+	for x != nil && less(t, x.tk) {
+		x = x.prev
+	}
+	if x == nil {
+		w.inq, w.prev, w.next = true, nil, c.head
+		if c.head == nil {
+			c.tick.Or(tickQueued)
+			c.tail = w
+		} else {
+			c.head.prev = w
+		}
+		c.head = w
+		return
+	}
+	w.inq, w.prev, w.next = true, x, x.next
+	if x.next == nil {
+		c.tail = w
+	} else {
+		x.next.prev = w
+	}
+	x.next = w
 }
 
 func (c *Cond) unlink(w *waiter) {
@@ -968,6 +1173,9 @@ func (c *Cond) unlink(w *waiter) {
 		w.next.prev = w.prev
 	} else {
 		c.tail = w.prev
+	}
+	if c.head == nil {
+		c.tick.And(^uint64(tickQueued))
 	}
 	w.prev, w.next, w.inq = nil, nil, false
 }

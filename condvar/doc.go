@@ -38,13 +38,18 @@
 // and ErrReadLocker for a Cond bound to the RLocker of a locksmith
 // read-write lock.
 //
-// The wait queue is guarded by a small mutex of the Cond's own, which a
-// wait takes once to queue and a Signal once to dequeue, since Signal may
-// be called without the user's lock. Each waiter parks on its own sync.Cond
-// (reused, so a Wait without a time limit allocates nothing in the steady
-// state), which a testing/synctest bubble counts as durably blocked. A
-// Cond made inside a bubble and used only by its goroutines keeps that; a
-// Cond made outside (a package-level one) or used from two domains is safe
-// to share, but its waiters in bubbles are not durably blocked (see Cond
-// and docs/synctest.md).
+// An untimed Wait outside testing/synctest bubbles parks as sync.Cond.Wait
+// does, on a ticket of the runtime's notify list kept in the Cond, and
+// takes no lock of the Cond's own; Signal takes a small mutex of the
+// Cond's own (Signal may be called without the user's lock) and notifies
+// the oldest ticket. Timed, cancellable and bubbled waits, and untimed ones
+// made while such a wait is queued, queue a record guarded by that mutex
+// and park on the record's own sync.Cond (reused, so they allocate nothing
+// in the steady state but their timer or context callback), which a
+// testing/synctest bubble counts as durably blocked; Signal wakes tickets
+// and records in the order their waits began. A Cond made inside a bubble
+// and used only by its goroutines keeps its waiters there durably blocked;
+// a Cond made outside (a package-level one) or used from two domains is
+// safe to share, but its waiters in bubbles are not durably blocked (see
+// Cond and docs/synctest.md).
 package condvar

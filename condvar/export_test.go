@@ -17,3 +17,13 @@ func LockQueueLen(l sync.Locker) int {
 	}
 	return a.Lock.QueueLen()
 }
+
+// SetTicketHook makes f run in every untimed wait outside bubbles just
+// before (taken false) and just after (taken true) it takes its ticket,
+// before it checks whether a waiter was queued or a Broadcast ran
+// meanwhile, until the returned function is called. Set it only while no
+// goroutine waits.
+func SetTicketHook(f func(c *Cond, taken bool)) (reset func()) {
+	ticketHook = f
+	return func() { ticketHook = nil }
+}

@@ -7,7 +7,13 @@ import (
 // notifyList is the runtime's ticket list behind sync.Cond: the same
 // layout as runtime.notifyList and sync.notifyList (which sync keeps by
 // hand too, and checks at start-up as init does below). A Cond parks its
-// untimed waits outside bubbles on one (see Cond.nl).
+// untimed waits outside bubbles on one (see Cond.mu), so that such a wait
+// costs what sync.Cond's does plus the checks: one ticket, one park, no
+// record and no lock of the Cond's own. With every wait queued on a record
+// that parked on its own sync.Cond, BenchmarkCondPingPongRatio measured
+// 1.54-1.68 times sync.Cond's CPU time on a sync.Mutex and 1.68-1.88 on
+// mutex.Mutex and monitor.Monitor; with the ticket list (and Wait written
+// out, see there), 1.10-1.14 and 1.22-1.30 (2-core AMD EPYC, Go 1.26).
 //
 // The functions below are the runtime's, which it pushes to package sync
 // by //go:linkname; the linker (since Go 1.23) lets any package pull a
@@ -18,7 +24,7 @@ import (
 // and the Cond's ticket path replaced by the per-waiter queue, which
 // every other wait already uses.
 type notifyList struct {
-	wait   uint32 // the runtime's atomic ticket counter; read only by the runtime
+	wait   uint32 // atomic: the runtime adds to it without a lock
 	notify uint32
 	lock   uintptr
 	head   unsafe.Pointer

@@ -1,0 +1,167 @@
+package condvar_test
+
+// The ticket path: an untimed wait outside bubbles takes a ticket on the
+// Cond's notify list without a lock, and settles under the Cond's mutex
+// when a waiter was queued or a Broadcast ran while it took the ticket.
+// The ticket hook runs a test's action exactly in that window, just before
+// or just after the ticket is taken.
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locksmith-go/locksmith/condvar"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+)
+
+// freeLocker is a lock that every goroutine holds at once, so that a test
+// can start a second wait while the first is inside its own; its Unlock
+// panics once, in the goroutine it is armed for. It counts the Unlocks
+// that did not panic: a waiter calls Unlock once it is queued.
+type freeLocker struct {
+	armedFor atomic.Int64
+	unlocks  atomic.Int32
+}
+
+func (*freeLocker) Lock() {}
+
+func (l *freeLocker) Unlock() {
+	if id := testutil.GoroutineID(); l.armedFor.CompareAndSwap(id, 0) {
+		panic("freeLocker: Unlock")
+	}
+	l.unlocks.Add(1)
+}
+
+// arm makes the calling goroutine's next Unlock of l panic.
+func (l *freeLocker) arm() { l.armedFor.Store(testutil.GoroutineID()) }
+
+// onFirstTicket sets the ticket hook to run f in the first wait that
+// takes a ticket, just before the ticket if after is false, else just
+// after, and resets the hook when the test ends.
+func onFirstTicket(t *testing.T, after bool, f func()) {
+	var done atomic.Bool
+	reset := condvar.SetTicketHook(func(_ *condvar.Cond, taken bool) {
+		if taken == after && done.CompareAndSwap(false, true) {
+			f()
+		}
+	})
+	t.Cleanup(reset)
+}
+
+// firstOf returns which of a and b delivers first ("a" or "b").
+func firstOf(t *testing.T, a, b <-chan bool) string {
+	t.Helper()
+	select {
+	case <-a:
+		return "a"
+	case <-b:
+		return "b"
+	case <-time.After(testutil.Liveness):
+		t.Fatal("Signal woke nobody")
+		return ""
+	}
+}
+
+// TestCondTicketFIFOWithRacingQueuedWaiter: a timed waiter queues while an
+// untimed one takes its ticket. Signal wakes whichever came first, by the
+// order of the queueing and the ticket: the ticket taken first is kept and
+// served first; a ticket taken after the queueing is given up, and its
+// waiter queues behind the timed one.
+func TestCondTicketFIFOWithRacingQueuedWaiter(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		ticketFirst bool
+	}{{"ticket then queued", true}, {"queued then ticket", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := new(freeLocker)
+			c := condvar.New(l)
+			timed := make(chan bool, 1)
+			onFirstTicket(t, tc.ticketFirst, func() {
+				go func() { timed <- c.WaitTimeout(testutil.Liveness) }()
+				want := 1
+				if tc.ticketFirst {
+					want = 2 // the ticket counts
+				}
+				testutil.WaitFor(t, "timed waiter queued", func() bool { return c.Waiters() == want })
+			})
+			untimed := make(chan bool, 1)
+			go func() { c.Wait(); untimed <- true }()
+			testutil.WaitFor(t, "both released the lock", func() bool { return l.unlocks.Load() == 2 })
+			assert.Equal(t, 2, c.Waiters())
+			c.Signal()
+			first := firstOf(t, untimed, timed)
+			if tc.ticketFirst {
+				assert.Equal(t, "a", first, "Signal woke the timed waiter, which queued after the ticket was taken")
+			} else {
+				assert.Equal(t, "b", first, "Signal woke the untimed waiter, which took its ticket after the timed one queued")
+			}
+			assert.Equal(t, 1, c.Waiters())
+			c.Signal()
+			if first == "a" {
+				assert.True(t, testutil.Await(t, timed, "timed waiter"), "the timed waiter timed out")
+			} else {
+				testutil.Await(t, untimed, "untimed waiter")
+			}
+			assert.Zero(t, c.Waiters())
+		})
+	}
+}
+
+// TestCondTicketBroadcastNotPassedOn: a Broadcast runs just after a wait
+// took its ticket, and the wait's release of the lock then panics. The
+// Broadcast woke it, not a Signal, so nothing is passed on: a waiter that
+// came after the Broadcast goes on waiting.
+func TestCondTicketBroadcastNotPassedOn(t *testing.T) {
+	l := new(freeLocker)
+	c := condvar.New(l)
+	later := make(chan bool, 1)
+	onFirstTicket(t, true, func() {
+		c.Broadcast()
+		go func() { c.Wait(); later <- true }()
+		testutil.WaitFor(t, "later waiter waiting", func() bool { return c.Waiters() == 1 })
+	})
+	v, _ := testutil.OnOther(t, func() { l.arm(); c.Wait() })
+	require.Equal(t, "freeLocker: Unlock", v)
+	assert.Equal(t, 1, c.Waiters(), "the Broadcast's wakeup was passed on")
+	c.Signal()
+	testutil.Await(t, later, "later waiter")
+	assert.Zero(t, c.Waiters())
+}
+
+// TestCondTicketSignalPassedOnAfterSetUpPanic: a Signal notifies a ticket
+// whose release of the lock then panics; the signal goes to the next
+// waiter. Also when a Broadcast ran just before the ticket was taken (it
+// did not cover the ticket, so the ticket's wakeup is the Signal's).
+func TestCondTicketSignalPassedOnAfterSetUpPanic(t *testing.T) {
+	for _, broadcastBefore := range []bool{false, true} {
+		name := "plain"
+		if broadcastBefore {
+			name = "Broadcast before the ticket"
+		}
+		t.Run(name, func(t *testing.T) {
+			l := new(freeLocker)
+			c := condvar.New(l)
+			next := make(chan bool, 1)
+			var before, after atomic.Bool
+			reset := condvar.SetTicketHook(func(_ *condvar.Cond, taken bool) {
+				if broadcastBefore && !taken && before.CompareAndSwap(false, true) {
+					c.Broadcast()
+				}
+				if taken && after.CompareAndSwap(false, true) {
+					go func() { c.Wait(); next <- true }()
+					testutil.WaitFor(t, "next waiter waiting", func() bool { return c.Waiters() == 2 })
+					c.Signal() // to the first ticket
+				}
+			})
+			t.Cleanup(reset)
+			v, _ := testutil.OnOther(t, func() { l.arm(); c.Wait() })
+			require.Equal(t, "freeLocker: Unlock", v)
+			testutil.Await(t, next, "next waiter, which the signal must reach")
+			assert.Zero(t, c.Waiters())
+		})
+	}
+}
