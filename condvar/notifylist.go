@@ -11,9 +11,10 @@ import (
 // costs what sync.Cond's does plus the checks: one ticket, one park, no
 // record and no lock of the Cond's own. With every wait queued on a record
 // that parked on its own sync.Cond, BenchmarkCondPingPongRatio measured
-// 1.54-1.68 times sync.Cond's CPU time on a sync.Mutex and 1.68-1.88 on
+// 1.53-1.69 times sync.Cond's CPU time on a sync.Mutex and 1.56-1.78 on
 // mutex.Mutex and monitor.Monitor; with the ticket list (and Wait written
-// out, see there), 1.10-1.14 and 1.22-1.30 (2-core AMD EPYC, Go 1.26).
+// out, see there), 1.08-1.17 and 1.17-1.29 (6 runs each, the two builds
+// alternating, 2-core AMD EPYC, Go 1.26).
 //
 // The functions below are the runtime's, which it pushes to package sync
 // by //go:linkname; the linker (since Go 1.23) lets any package pull a
