@@ -7,6 +7,8 @@ package condvar_test
 // or just after the ticket is taken.
 
 import (
+	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -164,4 +166,72 @@ func TestCondTicketSignalPassedOnAfterSetUpPanic(t *testing.T) {
 			assert.Zero(t, c.Waiters())
 		})
 	}
+}
+
+// TestCondHammerMixedWaits passes tokens from producers to consumers that
+// wait in every way in turn (Wait, which parks on a ticket when nobody is
+// queued, WaitTimeout and WaitContext, which queue), so that tickets and
+// queued waiters race to be first: each token is announced by one Signal
+// (every fifth by a Broadcast), and a lost wakeup would leave consumers
+// asleep with tokens left, which the liveness deadline catches.
+func TestCondHammerMixedWaits(t *testing.T) {
+	const producers, consumers, perProducer = 2, 4, 300
+	forEachKind(t, func(t *testing.T, _ lockKind, l sync.Locker, _ func() bool, c *condvar.Cond) {
+		const total = producers * perProducer
+		tokens, consumed := 0, 0 // guarded by l
+		var wg sync.WaitGroup
+		for p := range producers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range perProducer {
+					l.Lock()
+					tokens++
+					if (p+i)%5 == 0 {
+						c.Broadcast()
+					} else {
+						c.Signal()
+					}
+					l.Unlock()
+				}
+			}()
+		}
+		timedOut := atomic.Int32{}
+		for range consumers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					l.Lock()
+					for tokens == 0 && consumed < total {
+						switch i % 3 {
+						case 0:
+							c.Wait()
+						case 1:
+							if !c.WaitTimeout(testutil.Liveness) {
+								timedOut.Add(1)
+							}
+						default:
+							_ = c.WaitContext(context.Background())
+						}
+					}
+					if consumed == total {
+						l.Unlock()
+						return
+					}
+					tokens--
+					consumed++
+					if consumed == total {
+						c.Broadcast()
+					}
+					l.Unlock()
+				}
+			}()
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		testutil.Await(t, done, "every token consumed")
+		assert.Zero(t, timedOut.Load(), "a consumer slept through a token for the whole liveness deadline")
+		assert.Zero(t, c.Waiters())
+	})
 }
