@@ -72,14 +72,13 @@ var ErrReadLocker = core.ErrReadLocker
 // the next Wait, Signal or Broadcast by a goroutine of its bubble, or when
 // a timeout of a wait of that bubble fires. See docs/synctest.md.
 //
-// A Wait without a time limit allocates nothing (once the Cond has served
-// as many concurrent queued waiters before, for one that queues: see
-// Wait); WaitTimeout and WaitContext allocate their timer or context
-// callback. A Cond holds no timer and no queue
-// entry for a waiter that has returned. (A timeout or cancellation that
-// fires just as a Signal wins runs its callback in a goroutine of its own,
-// which may still be finishing as the wait returns; it only finds the wait
-// decided and exits.)
+// A Wait without a time limit allocates nothing (if it queues, once the
+// Cond has served as many concurrent queued waiters before); WaitTimeout
+// and WaitContext allocate their timer or context callback. A Cond holds
+// no timer and no queue entry for a waiter that has returned. (A timeout
+// or cancellation that fires just as a Signal wins runs its callback in a
+// goroutine of its own, which may still be finishing as the wait returns;
+// it only finds the wait decided and exits.)
 type Cond struct {
 	_ noCopy
 
@@ -151,6 +150,8 @@ type Cond struct {
 	// queue is not empty, and the rest counts Broadcasts, twice each
 	// (tickBroadcast is set while one is under way). Written under mu.
 	tick atomic.Uint64
+
+	raceSeq atomic.Uint64 // used only under the race detector: see race.go
 
 	// spare holds waiters to reuse without taking mu: bit i of busy is set
 	// while spare[i] is in use, and the goroutine that set it owns the slot
@@ -475,6 +476,7 @@ func (c *Cond) Wait() {
 			}
 			phase = ticketRetaking
 			runtime_notifyListWait(&c.nl, t)
+			c.raceAcquire()
 			if cl != nil {
 				cl.Restore(holds)
 			} else {
@@ -701,6 +703,7 @@ func (c *Cond) waitTicket(b *binding, t uint32, s uint64, pass bool) {
 	holds := c.release(b)
 	phase = ticketRetaking
 	runtime_notifyListWait(&c.nl, t)
+	c.raceAcquire()
 	c.restore(b, holds)
 	phase = ticketDone
 }
@@ -1024,6 +1027,7 @@ func (c *Cond) Signal() {
 	if core.Domain(c.dom.Load()).Bubble() || c.npend.Load() != 0 {
 		c.touch()
 	}
+	c.raceRelease()
 	c.mu.Lock()
 	if atomic.LoadUint32(&c.nl.wait) != c.notified() && c.head == nil && len(c.skip) == 0 {
 		// The common case of signalLocked: a ticket waits, nobody queued.
@@ -1041,6 +1045,7 @@ func (c *Cond) Broadcast() {
 		return
 	}
 	c.touch()
+	c.raceRelease()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.tick.Add(tickBroadcast)

@@ -235,3 +235,37 @@ func TestCondHammerMixedWaits(t *testing.T) {
 		assert.Zero(t, c.Waiters())
 	})
 }
+
+// TestCondSignalSynchronizesBeforeWaitReturns: a write made before Signal,
+// by a goroutine that does not hold the lock, is seen by the Wait that the
+// Signal ends, for the race detector too (run with -race): Signal
+// synchronizes before that Wait returns, for a ticket and for a queued
+// waiter alike.
+func TestCondSignalSynchronizesBeforeWaitReturns(t *testing.T) {
+	for _, timed := range []bool{false, true} {
+		name := "ticket"
+		if timed {
+			name = "queued"
+		}
+		t.Run(name, func(t *testing.T) {
+			var l sync.Mutex
+			c := condvar.New(&l)
+			x := 0 // written by the signaller without l
+			got := make(chan int, 1)
+			go func() {
+				l.Lock()
+				if timed {
+					c.WaitTimeout(testutil.Liveness)
+				} else {
+					c.Wait()
+				}
+				got <- x
+				l.Unlock()
+			}()
+			testutil.WaitFor(t, "waiter waiting", func() bool { return c.Waiters() == 1 })
+			x = 1
+			c.Signal()
+			assert.Equal(t, 1, testutil.Await(t, got, "waiter"))
+		})
+	}
+}
