@@ -437,7 +437,8 @@ func notOwner(op string) {
 // *detect.DeadlockError), not a bare misuse, and a retry loop keyed on it
 // works. If the goroutine is exiting by runtime.Goexit, those Unlocks
 // return quietly instead. A Signal that had chosen this waiter is passed
-// on to the next one.
+// on to the next one (outside bubbles, not if a Broadcast has woken every
+// waiter since: see the package doc).
 func (c *Cond) Wait() {
 	// The common case, an untimed wait outside bubbles on a Cond used only
 	// there, with nobody queued, is wait and waitTicket with checkOwner,
