@@ -270,6 +270,7 @@ type waiter struct {
 	gen    uint64 // counts uses of the record
 	expect uint64 // st when this wait was queued: the CAS's old value
 	tk     uint32 // tickets before tk were taken before this wait queued
+	bseq   uint64 // c.tick>>1 when this wait queued: see restoreSignalled
 
 	// Set by the waiting goroutine before it queues, for publish: the
 	// wait took ticket after-1 and gave it up (see settleTicket), and
@@ -437,8 +438,7 @@ func notOwner(op string) {
 // *detect.DeadlockError), not a bare misuse, and a retry loop keyed on it
 // works. If the goroutine is exiting by runtime.Goexit, those Unlocks
 // return quietly instead. A Signal that had chosen this waiter is passed
-// on to the next one (outside bubbles, not if a Broadcast has woken every
-// waiter since: see the package doc).
+// on to the next one, unless a Broadcast has woken every waiter since.
 func (c *Cond) Wait() {
 	// The common case, an untimed wait outside bubbles on a Cond used only
 	// there, with nobody queued, is wait and waitTicket with checkOwner,
@@ -615,7 +615,7 @@ func (c *Cond) waitQueued(b *binding, dom core.Domain, durable bool, d time.Dura
 		w.park.Wait()
 	}
 	decision := w.st.Load() & stMask
-	holds, stop := w.holds, w.stop
+	holds, stop, bseq := w.holds, w.stop, w.bseq
 	w.ctx, w.stop = nil, nil
 	if stop != nil {
 		stop()
@@ -631,7 +631,7 @@ func (c *Cond) waitQueued(b *binding, dom core.Domain, durable bool, d time.Dura
 	}
 	c.putSpare(w)
 	if decision == stSignal {
-		c.restoreSignalled(b, holds)
+		c.restoreSignalled(b, holds, bseq)
 	} else {
 		c.restore(b, holds)
 	}
@@ -749,11 +749,14 @@ func (c *Cond) abandonTicket(t uint32, s uint64, pass bool) {
 // retake panics (deadlock detection refused it, a reporter or the user's
 // Lock panicked) or ends the goroutine, the waiter never gets to act on
 // the signal, so it is passed on to the next waiter before the panic goes
-// on.
-func (c *Cond) restoreSignalled(b *binding, holds int) {
+// on, unless a Broadcast has run since the wait queued (bseq): it came
+// after the Signal, and woke every waiter there was. (A ticket wait
+// cannot tell a Signal's wakeup from one that Broadcast followed, and
+// follows the same rule, so that one rule holds for every wait.)
+func (c *Cond) restoreSignalled(b *binding, holds int, bseq uint64) {
 	done := false
 	defer func() {
-		if !done {
+		if !done && c.tick.Load()>>1 == bseq {
 			c.signal()
 		}
 	}()
@@ -768,6 +771,7 @@ func (c *Cond) publish(w *waiter) {
 	c.mu.Lock()
 	w.gen++
 	w.expect = w.st.Load()
+	w.bseq = c.tick.Load() >> 1
 	if w.moved {
 		c.insertAfterTicket(w)
 	} else {
@@ -802,7 +806,8 @@ func (c *Cond) publish(w *waiter) {
 // decided as gone; if a Signal has already chosen this waiter (possible
 // once the lock was released, or at any time for a Signal made without
 // the lock), the signal is passed to the next waiter, so that it is not
-// lost with this one. A wait that its own timeout or cancellation, or a
+// lost with this one, unless a Broadcast has run since (as in
+// restoreSignalled). A wait that its own timeout or cancellation, or a
 // Broadcast, already decided passes nothing on: nobody signalled it.
 func (c *Cond) abandon(w *waiter, expect, gen uint64) {
 	if w.stop != nil {
@@ -810,7 +815,7 @@ func (c *Cond) abandon(w *waiter, expect, gen uint64) {
 	}
 	w.ctx, w.stop = nil, nil
 	c.mu.Lock()
-	if !c.decide(w, expect, gen, stGone) && w.st.Load()&stMask == stSignal {
+	if !c.decide(w, expect, gen, stGone) && w.st.Load()&stMask == stSignal && c.tick.Load()>>1 == w.bseq {
 		c.signalLocked()
 	}
 	if w.inq {

@@ -31,10 +31,8 @@
 // waiter that a Signal chose but that cannot return normally (the lock's
 // Unlock panicked as it began to wait, or retaking the lock panicked, for
 // instance because deadlock detection refused it) passes the signal on to
-// the next waiter; a waiter that nobody signalled passes nothing on. (If
-// a Broadcast has woken every waiter since the Signal, a Wait without a
-// time limit outside bubbles, which parks as sync.Cond's does and cannot
-// tell the two wakeups apart, passes nothing on either.)
+// the next waiter, unless a Broadcast has woken every waiter there was
+// since; a waiter that nobody signalled passes nothing on.
 //
 // Every broken contract panics with an error matching a sentinel:
 // ErrNotOwner, ErrNilLocker, ErrCopied, ErrLockerChanged, ErrNilContext,

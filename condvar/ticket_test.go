@@ -27,9 +27,21 @@ import (
 type freeLocker struct {
 	armedFor atomic.Int64
 	unlocks  atomic.Int32
+
+	// Lock by goroutine lockGateFor waits for lockGate to close, and then
+	// panics.
+	lockGateFor atomic.Int64
+	lockGate    chan struct{}
+	lockWaiting chan struct{} // closed when that Lock starts waiting
 }
 
-func (*freeLocker) Lock() {}
+func (l *freeLocker) Lock() {
+	if id := testutil.GoroutineID(); l.lockGateFor.CompareAndSwap(id, 0) {
+		close(l.lockWaiting)
+		<-l.lockGate
+		panic("freeLocker: Lock")
+	}
+}
 
 func (l *freeLocker) Unlock() {
 	if id := testutil.GoroutineID(); l.armedFor.CompareAndSwap(id, 0) {
@@ -268,4 +280,30 @@ func TestCondSignalSynchronizesBeforeWaitReturns(t *testing.T) {
 			assert.Equal(t, 1, testutil.Await(t, got, "waiter"))
 		})
 	}
+}
+
+// TestCondQueuedSignalNotPassedOnAfterBroadcast: a Signal chooses a queued
+// waiter, a Broadcast follows, and the waiter's retake of the lock then
+// panics. The Broadcast woke every waiter there was, so the signal is not
+// passed on: a waiter that came after the Broadcast goes on waiting.
+func TestCondQueuedSignalNotPassedOnAfterBroadcast(t *testing.T) {
+	l := &freeLocker{lockGate: make(chan struct{}), lockWaiting: make(chan struct{})}
+	c := condvar.New(l)
+	first := make(chan any, 1)
+	go func() {
+		defer func() { first <- recover() }()
+		l.lockGateFor.Store(testutil.GoroutineID())
+		c.WaitTimeout(testutil.Liveness)
+	}()
+	testutil.WaitFor(t, "first waiter queued", func() bool { return c.Waiters() == 1 })
+	c.Signal()
+	testutil.Await(t, l.lockWaiting, "first waiter retaking the lock")
+	c.Broadcast()
+	later := queueWaiter(t, l, c, 1, func() bool { c.Wait(); return true })
+	close(l.lockGate)
+	assert.Equal(t, "freeLocker: Lock", testutil.Await(t, first, "first waiter's panic"))
+	assert.Equal(t, 1, c.Waiters(), "the signal was passed on after the Broadcast")
+	c.Signal()
+	testutil.Await(t, later, "later waiter")
+	assert.Zero(t, c.Waiters())
 }
