@@ -180,71 +180,85 @@ func TestCondTicketSignalPassedOnAfterSetUpPanic(t *testing.T) {
 	}
 }
 
-// TestCondHammerMixedWaits passes tokens from producers to consumers that
-// wait in every way in turn (Wait, which parks on a ticket when nobody is
-// queued, WaitTimeout and WaitContext, which queue), so that tickets and
-// queued waiters race to be first: each token is announced by one Signal
-// (every fifth by a Broadcast), and a lost wakeup would leave consumers
-// asleep with tokens left, which the liveness deadline catches.
+// TestCondHammerMixedWaits moves items through a one-slot buffer from
+// producers to consumers, with one Cond for "not empty" and one for "not
+// full" on the same lock. Every goroutine waits in every way in turn
+// (Wait, which parks on a ticket when nobody is queued, WaitTimeout and
+// WaitContext, which queue), so tickets and queued waiters race to be
+// first; every put and take is announced by one Signal (every fifth by a
+// Broadcast). With one slot, a lost wakeup leaves everyone asleep, which
+// the liveness deadline catches.
 func TestCondHammerMixedWaits(t *testing.T) {
-	const producers, consumers, perProducer = 2, 4, 300
-	forEachKind(t, func(t *testing.T, _ lockKind, l sync.Locker, _ func() bool, c *condvar.Cond) {
+	const producers, consumers, perProducer = 2, 3, 2000
+	forEachKind(t, func(t *testing.T, _ lockKind, l sync.Locker, _ func() bool, notEmpty *condvar.Cond) {
+		notFull := condvar.New(l)
 		const total = producers * perProducer
-		tokens, consumed := 0, 0 // guarded by l
+		full, taken := false, 0 // guarded by l
+		var timedOut atomic.Int32
+		wait := func(c *condvar.Cond, i int) {
+			switch i % 3 {
+			case 0:
+				c.Wait()
+			case 1:
+				if !c.WaitTimeout(testutil.Liveness) {
+					timedOut.Add(1)
+				}
+			default:
+				_ = c.WaitContext(context.Background())
+			}
+		}
+		announce := func(c *condvar.Cond, i int) {
+			if i%5 == 0 {
+				c.Broadcast()
+			} else {
+				c.Signal()
+			}
+		}
 		var wg sync.WaitGroup
-		for p := range producers {
+		for range producers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for i := range perProducer {
 					l.Lock()
-					tokens++
-					if (p+i)%5 == 0 {
-						c.Broadcast()
-					} else {
-						c.Signal()
+					for full {
+						wait(notFull, i)
 					}
+					full = true
+					announce(notEmpty, i)
 					l.Unlock()
 				}
 			}()
 		}
-		timedOut := atomic.Int32{}
 		for range consumers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for i := 0; ; i++ {
 					l.Lock()
-					for tokens == 0 && consumed < total {
-						switch i % 3 {
-						case 0:
-							c.Wait()
-						case 1:
-							if !c.WaitTimeout(testutil.Liveness) {
-								timedOut.Add(1)
-							}
-						default:
-							_ = c.WaitContext(context.Background())
-						}
+					for !full && taken < total {
+						wait(notEmpty, i)
 					}
-					if consumed == total {
+					if taken == total {
 						l.Unlock()
 						return
 					}
-					tokens--
-					consumed++
-					if consumed == total {
-						c.Broadcast()
+					full = false
+					taken++
+					if taken == total {
+						notEmpty.Broadcast() // the other consumers stop
 					}
+					announce(notFull, i)
 					l.Unlock()
 				}
 			}()
 		}
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
-		testutil.Await(t, done, "every token consumed")
-		assert.Zero(t, timedOut.Load(), "a consumer slept through a token for the whole liveness deadline")
-		assert.Zero(t, c.Waiters())
+		testutil.Await(t, done, "every item moved")
+		assert.Zero(t, timedOut.Load(), "a goroutine slept through its wakeup for the whole liveness deadline")
+		assert.Zero(t, notEmpty.Waiters())
+		assert.Zero(t, notFull.Waiters())
 	})
 }
 
