@@ -121,12 +121,12 @@ type Cond struct {
 	//     interleaved runs, 2-core AMD EPYC).
 	//   - Signal without mu, claiming the ticket to notify with a
 	//     CompareAndSwap: with mu left out of Signal altogether (the most
-	//     it could save, and unsafe), the ratio fell by only 0.03-0.04,
-	//     while every decision that now relies on nl.notify changing only
-	//     under mu (which ticket a Signal notifies, whether an abandoned
-	//     ticket was notified, the ticket range of the last Broadcast)
-	//     would need the claim word instead, and Broadcast a notification
-	//     per ticket.
+	//     it could save, and unsafe), the ratio fell by 0.01-0.08 (two
+	//     sets of 3-4 interleaved runs), while every decision that relies
+	//     on nl.notify changing only under mu (which ticket a Signal
+	//     notifies, whether an abandoned ticket was notified, the ticket
+	//     range of the last Broadcast) would need the claim word instead,
+	//     and Broadcast a notification per ticket.
 	mu   sync.Mutex
 	head *waiter
 	tail *waiter
@@ -443,10 +443,10 @@ func (c *Cond) Wait() {
 	// The common case, an untimed wait outside bubbles on a Cond used only
 	// there, with nobody queued, is wait and waitTicket with checkOwner,
 	// release and restore written out here: each call level left out of
-	// a Wait or Signal lowered BenchmarkCondPingPongRatio by 0.02-0.08
+	// a Wait or Signal lowered BenchmarkCondPingPongRatio by 0.03-0.13
 	// times sync.Cond's CPU time (2-core AMD EPYC, medians of 4
-	// interleaved runs; together 1.37-1.47 down to 1.24 on the
-	// owner-aware locks).
+	// interleaved runs; together 1.47-1.49 down to 1.24 on the
+	// owner-aware locks, 1.37 down to 1.11 on a sync.Mutex).
 	b := c.b.Load()
 	if b == nil || b.self != c || !sameLocker(c.L, b.l) {
 		b = c.bind() // binds c, or panics
