@@ -19,7 +19,7 @@ import (
 //
 // Unlock's last hold is released by the CompareAndSwap alone, which is
 // also its owner check, without first reading the state word and writing
-// holds = 0. Rejected alternative: that read and write first; on an AMD
+// the hold count. Rejected alternative: that read and write first; on an AMD
 // EPYC the first-entry pair cost 1.00-1.04x the floor lock's with them
 // and 0.94-0.97x without, and re-entry (a state read and the hold count)
 // 0.72-0.75x against 0.69x (go test -run '^$' -bench
