@@ -10,10 +10,10 @@
 // (fastWord not 0): if the word names the caller, add one to reentries
 // (no atomic write: only the owner touches it); if the state word is 0,
 // one CompareAndSwap from 0 to the caller's ID and nothing else
-// (reentries is 0 already). Otherwise
-// (held by another goroutine, or waiters), or if the CompareAndSwap
-// fails, it tail-calls lockHeld, which goes straight to the slow path;
-// without a fast ID or in Order mode, lockGo.
+// (reentries is 0 already). Otherwise (held by another goroutine, or
+// waiters), or if the CompareAndSwap fails, it tail-calls lockHeld,
+// which goes straight to the slow path; without a fast ID or in Order
+// mode, lockGo.
 //
 // Why test for 0 first: lockGo compares the owner first, which costs a
 // first entry a mask, a compare and a branch before its CompareAndSwap;
@@ -32,14 +32,15 @@
 // entry's other half, in line (with both halves behind jumps a first
 // entry cost 1.09-1.18x mutex.Mutex's pair while the machine was busy).
 // PCALIGN: the function starts a cache line, and its re-entry path fits
-// in that line (the linker aligns functions to 32 bytes only, so where
-// it falls depended on the code linked before it). In one process on an
-// AMD EPYC, Zen 3, 2 cores (median of the per-round ratios of 40
-// interleaved rounds, each the best of 3 x 100,000 pairs; three runs),
-// the re-entry pair against the floor lock's pair: re-entry behind a
-// jump, 0.81-0.82x; in line, starting mid-line, 0.74-0.76x; in line and
-// aligned, 0.69x. The first entry against mutex.Mutex's pair was
-// 1.03-1.04x before and 1.02x after.
+// in that line (the linker aligns functions to 32 bytes only, so without
+// it where the path falls depends on the code linked before it). In one
+// process on an AMD EPYC, Zen 3, 2 cores (median of the per-round ratios
+// of 40 interleaved rounds, each the best of 3 x 100,000 pairs; three
+// runs), the re-entry pair against the floor lock's pair: re-entry
+// behind a jump, 0.81-0.82x; in line, starting mid-line, 0.74-0.76x; in
+// line and aligned, 0.69x. The first entry against mutex.Mutex's pair:
+// 1.03-1.04x with the re-entry behind the jump, 1.02x with it in line
+// and aligned.
 TEXT ·lock(SB),NOSPLIT,$0-8
 	PCALIGN $64
 	MOVQ ·fastWord(SB), BX
