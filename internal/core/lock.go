@@ -736,8 +736,8 @@ func (w *waiter) checkWaker() {
 // sync.Mutex's throughput at 1.13-1.17x its CPU per operation (hand-offs
 // on almost every operation, and a park every ~80 operations); sync's 4
 // rounds, 0.86-0.90x at 1.07-1.15x; 8 rounds, and a woken waiter
-// spinning again before it queues again (acquireDeadline), 0.94-0.99x at
-// 1.01-1.12x, with a third of the parks of the polling. A park here costs
+// spinning again before it queues again (acquireDeadline), as here,
+// 0.92-0.98x at 1.06-1.10x, with a third of the parks of the polling. A park here costs
 // more than sync.Mutex's (a waiter and its channel, and the registration
 // that deadlock detection walks), which is why this spins twice as many
 // rounds; a waiter for a lock held long spends that much more CPU before
