@@ -138,12 +138,16 @@ type Cond struct {
 	// the tickets in [nl.notify, nl.wait) are those not yet notified.
 	// skip lists those of them whose wait was abandoned (its release of
 	// the lock panicked, or it queued instead: see settleTicket), which
-	// a Signal passes over; bhi is nl.notify just after the last
-	// Broadcast, so the tickets before it were notified by that
-	// Broadcast or earlier.
-	nl   notifyList
-	skip []uint32 // guarded by mu
-	bhi  uint32   // guarded by mu
+	// a Signal passes over. An abandoned ticket that becomes the oldest
+	// not yet notified is notified at once (see dropSkipped), so skip
+	// holds only tickets behind one that a goroutine waits on. bhi is
+	// nl.notify just after the last Broadcast, so the tickets before it
+	// were notified by that Broadcast or earlier. moving counts the waits
+	// that gave up their ticket and have not yet queued, for Waiters.
+	nl     notifyList
+	skip   []uint32 // guarded by mu
+	bhi    uint32   // guarded by mu
+	moving int      // guarded by mu
 
 	// tick is what a ticket waiter checks, with one load before and one
 	// after it takes its ticket: bit 0 (tickQueued) is set while the
@@ -579,6 +583,9 @@ func (c *Cond) wait(b *binding, d time.Duration, ctx context.Context) bool {
 func (c *Cond) afterTicket(b *binding, dom core.Domain, t uint32, s uint64) {
 	s, pass, ok := c.settleTicket(t, s)
 	if !ok {
+		if movedHook != nil {
+			movedHook(c)
+		}
 		c.waitQueued(b, dom, false, 0, nil, true, t+1)
 		return
 	}
@@ -644,6 +651,10 @@ func (c *Cond) waitQueued(b *binding, dom core.Domain, durable bool, d time.Dura
 // queue a waiter or broadcast there.
 var ticketHook func(c *Cond, taken bool)
 
+// movedHook, if set (by tests, while nobody waits), runs in a wait that
+// gave up its ticket (see settleTicket), just before it queues.
+var movedHook func(c *Cond)
+
 // The bits of Cond.tick.
 const (
 	tickQueued    = 1 // the queue is not empty
@@ -671,6 +682,8 @@ func (c *Cond) settleTicket(t uint32, s uint64) (now uint64, pass, ok bool) {
 		if h := c.head; h != nil && !less(t, h.tk) {
 			// The queue's head queued before t was taken.
 			c.skip = append(c.skip, t)
+			c.dropSkipped()
+			c.moving++
 			return now, false, false
 		}
 		// Not notified, so no Broadcast since s covered it.
@@ -738,6 +751,7 @@ func (c *Cond) abandonTicket(t uint32, s uint64, pass bool) {
 	defer c.mu.Unlock()
 	if !less(t, c.notified()) {
 		c.skip = append(c.skip, t)
+		c.dropSkipped()
 		return
 	}
 	if pass && c.tick.Load()>>1 == s>>1 {
@@ -773,6 +787,7 @@ func (c *Cond) publish(w *waiter) {
 	w.expect = w.st.Load()
 	w.bseq = c.tick.Load() >> 1
 	if w.moved {
+		c.moving--
 		c.insertAfterTicket(w)
 	} else {
 		w.tk = atomic.LoadUint32(&c.nl.wait)
@@ -1093,8 +1108,24 @@ func (c *Cond) signalLocked() {
 		}
 		if pending {
 			runtime_notifyListNotifyOne(&c.nl) // notifies n
+			c.dropSkipped()
 		}
 		return
+	}
+}
+
+// dropSkipped notifies the oldest tickets not yet notified for as long as
+// they are abandoned ones, forgetting them, so that no ticket in skip is
+// older than every ticket a goroutine waits on: abandoned tickets with
+// nobody waiting before them are not kept until a Signal comes. The
+// caller holds mu.
+func (c *Cond) dropSkipped() {
+	for len(c.skip) != 0 {
+		n := c.notified()
+		if atomic.LoadUint32(&c.nl.wait) == n || !c.skipped(n) {
+			return
+		}
+		runtime_notifyListNotifyOne(&c.nl) // nobody waits on n
 	}
 }
 
@@ -1111,7 +1142,11 @@ func (c *Cond) skipped(t uint32) bool {
 }
 
 // Waiters returns the number of goroutines waiting on c and not yet
-// signalled (Java's getWaitQueueLength). A signalled, timed-out or
+// signalled (Java's getWaitQueueLength). A goroutine counts from the
+// moment its wait registers, before it releases the lock (so a caller
+// holding the lock counts every wait begun before it took the lock),
+// without a break until a Signal or Broadcast chooses it, its timeout or
+// cancellation fires, or its wait panics: a signalled, timed-out or
 // cancelled goroutine that has not yet retaken the lock no longer counts.
 // The count is exact at the moment of the call, with or without the lock
 // held, but may be out of date by the time it is used: use it for
@@ -1124,7 +1159,7 @@ func (c *Cond) Waiters() int {
 	defer c.mu.Unlock()
 	// A wait is decided by the CompareAndSwap on st: a queued waiter
 	// whose st is still what it was when it queued is waiting.
-	n := int(atomic.LoadUint32(&c.nl.wait)-c.notified()) - len(c.skip)
+	n := int(atomic.LoadUint32(&c.nl.wait)-c.notified()) - len(c.skip) + c.moving
 	for w := c.head; w != nil; w = w.next {
 		if w.st.Load() == w.expect {
 			n++

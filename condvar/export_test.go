@@ -27,3 +27,18 @@ func SetTicketHook(f func(c *Cond, taken bool)) (reset func()) {
 	ticketHook = f
 	return func() { ticketHook = nil }
 }
+
+// SkipLen returns the number of abandoned tickets c still remembers.
+func SkipLen(c *Cond) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.skip)
+}
+
+// SetMovedHook makes f run in every wait that gave up its ticket to queue
+// instead (see settleTicket), between giving it up and queueing, until the
+// returned function is called. Set it only while no goroutine waits.
+func SetMovedHook(f func(c *Cond)) (reset func()) {
+	movedHook = f
+	return func() { movedHook = nil }
+}

@@ -321,3 +321,77 @@ func TestCondQueuedSignalNotPassedOnAfterBroadcast(t *testing.T) {
 	testutil.Await(t, later, "later waiter")
 	assert.Zero(t, c.Waiters())
 }
+
+// TestCondWaitersCountsWaitGivingUpTicket: a wait that took its ticket as
+// a timed waiter queued gives the ticket up and queues behind that waiter;
+// it counts in Waiters all along, also between giving up the ticket and
+// queueing.
+func TestCondWaitersCountsWaitGivingUpTicket(t *testing.T) {
+	l := new(freeLocker)
+	c := condvar.New(l)
+	timed := make(chan bool, 1)
+	onFirstTicket(t, false, func() {
+		go func() { timed <- c.WaitTimeout(testutil.Liveness) }()
+		testutil.WaitFor(t, "timed waiter queued", func() bool { return c.Waiters() == 1 })
+	})
+	var moving atomic.Int32
+	moving.Store(-1)
+	t.Cleanup(condvar.SetMovedHook(func(c *condvar.Cond) { moving.Store(int32(c.Waiters())) }))
+	untimed := make(chan bool, 1)
+	go func() { c.Wait(); untimed <- true }()
+	testutil.WaitFor(t, "both released the lock", func() bool { return l.unlocks.Load() == 2 })
+	assert.Equal(t, int32(2), moving.Load(), "Waiters while the untimed wait moved from its ticket to the queue")
+	assert.Equal(t, 2, c.Waiters())
+	c.Signal()
+	assert.True(t, testutil.Await(t, timed, "timed waiter"), "the timed waiter timed out")
+	c.Signal()
+	testutil.Await(t, untimed, "untimed waiter")
+	assert.Zero(t, c.Waiters())
+	assert.Zero(t, condvar.SkipLen(c))
+}
+
+// TestCondAbandonedTicketsAreDropped: waits whose release of the lock
+// panics abandon their tickets. With nobody waiting before them, the Cond
+// forgets each at once; behind a goroutine that waits, the Signal that
+// wakes it forgets those that followed it. Either way no Signal is spent
+// on them: the next waiter is woken by one Signal.
+func TestCondAbandonedTicketsAreDropped(t *testing.T) {
+	const abandoned = 50
+	abandon := func(t *testing.T, l *freeLocker, c *condvar.Cond) {
+		t.Helper()
+		for range abandoned {
+			v := func() (v any) {
+				defer func() { v = recover() }()
+				l.arm()
+				c.Wait()
+				return nil
+			}()
+			require.Equal(t, "freeLocker: Unlock", v)
+		}
+	}
+	t.Run("nobody waiting", func(t *testing.T) {
+		l := new(freeLocker)
+		c := condvar.New(l)
+		abandon(t, l, c)
+		assert.Zero(t, condvar.SkipLen(c), "abandoned tickets remembered")
+		assert.Zero(t, c.Waiters())
+		next := queueWaiter(t, l, c, 1, func() bool { c.Wait(); return true })
+		c.Signal()
+		testutil.Await(t, next, "next waiter")
+		assert.Zero(t, condvar.SkipLen(c))
+	})
+	t.Run("behind a waiter", func(t *testing.T) {
+		l := new(freeLocker)
+		c := condvar.New(l)
+		first := queueWaiter(t, l, c, 1, func() bool { c.Wait(); return true })
+		abandon(t, l, c)
+		assert.Equal(t, 1, c.Waiters())
+		c.Signal()
+		testutil.Await(t, first, "first waiter")
+		assert.Zero(t, condvar.SkipLen(c), "abandoned tickets remembered after the Signal passed them")
+		next := queueWaiter(t, l, c, 1, func() bool { c.Wait(); return true })
+		c.Signal()
+		testutil.Await(t, next, "next waiter")
+		assert.Zero(t, c.Waiters())
+	})
+}
