@@ -8,6 +8,7 @@ package condvar_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -392,6 +393,75 @@ func TestCondAbandonedTicketsAreDropped(t *testing.T) {
 		next := queueWaiter(t, l, c, 1, func() bool { c.Wait(); return true })
 		c.Signal()
 		testutil.Await(t, next, "next waiter")
+		assert.Zero(t, c.Waiters())
+	})
+}
+
+// TestCondHammerExactWakeups counts wakeups exactly. Waiters wait in every
+// way in turn (Wait, on a ticket when nobody is queued; WaitTimeout and
+// WaitContext, queued, with limits that never run out), and a signaller
+// holding the lock sends a Signal whenever Waiters counts someone, with a
+// token for the waiter it wakes, or every seventh time a Broadcast, with a
+// token per waiter counted. Every waiter that returns takes one token. A
+// Signal that woke two waiters, or a wakeup nobody sent, finds no token; a
+// Signal that woke nobody, or a waiter Waiters counted wrong, leaves one
+// over at the end; a wakeup lost for good leaves a waiter asleep.
+func TestCondHammerExactWakeups(t *testing.T) {
+	const waiters, rounds = 4, 1000
+	forEachKind(t, func(t *testing.T, _ lockKind, l sync.Locker, _ func() bool, c *condvar.Cond) {
+		tokens := 0 // guarded by l
+		var unsent, timedOut, finished atomic.Int32
+		var wg sync.WaitGroup
+		for g := range waiters {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer finished.Add(1)
+				for i := range rounds {
+					l.Lock()
+					woken := true
+					switch (g + i) % 3 {
+					case 0:
+						c.Wait()
+					case 1:
+						woken = c.WaitTimeout(testutil.Liveness)
+					default:
+						woken = c.WaitContext(context.Background()) == nil
+					}
+					switch {
+					case !woken:
+						timedOut.Add(1)
+					case tokens == 0:
+						unsent.Add(1)
+					default:
+						tokens--
+					}
+					l.Unlock()
+				}
+			}()
+		}
+		deadline := time.Now().Add(testutil.Liveness)
+		for i := 0; finished.Load() < waiters; i++ {
+			l.Lock()
+			if n := c.Waiters(); n > 0 {
+				if i%7 == 0 {
+					tokens += n
+					c.Broadcast()
+				} else {
+					tokens++
+					c.Signal()
+				}
+			}
+			l.Unlock()
+			if time.Now().After(deadline) {
+				t.Fatalf("waiters still asleep after %v: a wakeup was lost", testutil.Liveness)
+			}
+			runtime.Gosched()
+		}
+		wg.Wait()
+		assert.Zero(t, unsent.Load(), "wakeups that no Signal or Broadcast sent")
+		assert.Zero(t, timedOut.Load(), "a waiter slept through its wakeup for the whole liveness deadline")
+		assert.Zero(t, tokens, "Signals that woke nobody while Waiters counted someone")
 		assert.Zero(t, c.Waiters())
 	})
 }
