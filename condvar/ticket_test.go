@@ -465,3 +465,70 @@ func TestCondHammerExactWakeups(t *testing.T) {
 		assert.Zero(t, c.Waiters())
 	})
 }
+
+// goexitLocker is a lock that every goroutine holds at once (as
+// freeLocker), whose Lock or Unlock ends the goroutine it is armed for
+// with runtime.Goexit. It counts the Unlocks that did not.
+type goexitLocker struct {
+	lockFor, unlockFor atomic.Int64
+	unlocks            atomic.Int32
+}
+
+func (l *goexitLocker) Lock() {
+	if l.lockFor.CompareAndSwap(testutil.GoroutineID(), 0) {
+		runtime.Goexit()
+	}
+}
+
+func (l *goexitLocker) Unlock() {
+	if l.unlockFor.CompareAndSwap(testutil.GoroutineID(), 0) {
+		runtime.Goexit()
+	}
+	l.unlocks.Add(1)
+}
+
+// TestCondTicketSignalPassedOnAfterGoexit: a Signal notifies a ticket
+// whose wait then ends its goroutine by runtime.Goexit, in the release of
+// the lock or in its retake. The wait never returns, so the signal goes to
+// the next waiter, as it does for a panic.
+func TestCondTicketSignalPassedOnAfterGoexit(t *testing.T) {
+	t.Run("release", func(t *testing.T) {
+		l := new(goexitLocker)
+		c := condvar.New(l)
+		next := make(chan bool, 1)
+		onFirstTicket(t, true, func() {
+			go func() { c.Wait(); next <- true }()
+			testutil.WaitFor(t, "next waiter waiting", func() bool { return c.Waiters() == 2 })
+			c.Signal() // to the first ticket
+		})
+		exited := make(chan struct{})
+		go func() {
+			defer close(exited)
+			l.unlockFor.Store(testutil.GoroutineID())
+			c.Wait()
+			t.Error("Wait returned")
+		}()
+		testutil.Await(t, exited, "first waiter's Goexit")
+		testutil.Await(t, next, "next waiter, which the signal must reach")
+		assert.Zero(t, c.Waiters())
+	})
+	t.Run("retake", func(t *testing.T) {
+		l := new(goexitLocker)
+		c := condvar.New(l)
+		exited := make(chan struct{})
+		go func() {
+			defer close(exited)
+			l.lockFor.Store(testutil.GoroutineID())
+			c.Wait()
+			t.Error("Wait returned")
+		}()
+		testutil.WaitFor(t, "first waiter waiting", func() bool { return c.Waiters() == 1 && l.unlocks.Load() == 1 })
+		next := make(chan bool, 1)
+		go func() { c.Wait(); next <- true }()
+		testutil.WaitFor(t, "next waiter waiting", func() bool { return c.Waiters() == 2 && l.unlocks.Load() == 2 })
+		c.Signal() // to the first ticket
+		testutil.Await(t, exited, "first waiter's Goexit")
+		testutil.Await(t, next, "next waiter, which the signal must reach")
+		assert.Zero(t, c.Waiters())
+	})
+}
