@@ -142,12 +142,14 @@ type Cond struct {
 	// not yet notified is notified at once (see dropSkipped), so skip
 	// holds only tickets behind one that a goroutine waits on. bhi is
 	// nl.notify just after the last Broadcast, so the tickets before it
-	// were notified by that Broadcast or earlier. moving counts the waits
-	// that gave up their ticket and have not yet queued, for Waiters.
+	// were notified by that Broadcast or earlier. movers are the waits
+	// that gave up their ticket and have not yet queued (see
+	// settleTicket): Signal and Broadcast choose them as they would have
+	// chosen the ticket, by setting their pre.
 	nl     notifyList
-	skip   []uint32 // guarded by mu
-	bhi    uint32   // guarded by mu
-	moving int      // guarded by mu
+	skip   []uint32  // guarded by mu
+	bhi    uint32    // guarded by mu
+	movers []*waiter // guarded by mu
 
 	// tick is what a ticket waiter checks, with one load before and one
 	// after it takes its ticket: bit 0 (tickQueued) is set while the
@@ -276,11 +278,14 @@ type waiter struct {
 	tk     uint32 // tickets before tk were taken before this wait queued
 	bseq   uint64 // c.tick>>1 when this wait queued: see restoreSignalled
 
-	// Set by the waiting goroutine before it queues, for publish: the
-	// wait took ticket after-1 and gave it up (see settleTicket), and
-	// queues where a waiter that queued just after taking it would be.
+	// Set under c.mu by settleTicket, for publish: the wait took ticket
+	// after-1 and gave it up, and queues where a waiter that queued just
+	// after taking it would be, unless a Signal or Broadcast chose it
+	// while it was in c.movers: pre is then stSignal or stAll (and bseq
+	// set by that Signal), and it does not queue.
 	moved bool
 	after uint32
+	pre   uint64
 
 	st atomic.Uint64 // gen<<stShift | decision of the last decided wait
 
@@ -575,29 +580,32 @@ func (c *Cond) wait(b *binding, d time.Duration, ctx context.Context) bool {
 			return true
 		}
 	}
-	return c.waitQueued(b, dom, durable, d, ctx, false, 0)
+	return c.waitQueued(b, dom, durable, d, ctx, nil)
 }
 
 // afterTicket goes on with a wait that took ticket t while c.tick changed
 // from s (see settleTicket).
 func (c *Cond) afterTicket(b *binding, dom core.Domain, t uint32, s uint64) {
-	s, pass, ok := c.settleTicket(t, s)
-	if !ok {
-		if movedHook != nil {
-			movedHook(c)
-		}
-		c.waitQueued(b, dom, false, 0, nil, true, t+1)
+	w := c.getWaiter() // the record to queue on if t is given up
+	s, pass, ok := c.settleTicket(t, s, w)
+	if ok {
+		c.putSpare(w)
+		c.waitTicket(b, t, s, pass)
 		return
 	}
-	c.waitTicket(b, t, s, pass)
+	if movedHook != nil {
+		movedHook(c)
+	}
+	c.waitQueued(b, dom, false, 0, nil, w)
 }
 
-// waitQueued is wait on a waiter record in the queue. moved says the wait
-// gave up ticket after-1 (see settleTicket).
-func (c *Cond) waitQueued(b *binding, dom core.Domain, durable bool, d time.Duration, ctx context.Context, moved bool, after uint32) bool {
-	w := c.getWaiter()
+// waitQueued is wait on a waiter record in the queue: w, which gave up
+// its ticket (see settleTicket), or a new one if w is nil.
+func (c *Cond) waitQueued(b *binding, dom core.Domain, durable bool, d time.Duration, ctx context.Context, w *waiter) bool {
+	if w == nil {
+		w = c.getWaiter()
+	}
 	w.d, w.ctx = d, ctx
-	w.moved, w.after = moved, after
 	mode := uint64(dom) << modeShift
 	switch {
 	case durable:
@@ -669,12 +677,14 @@ const (
 //
 // A t not yet notified is older than every queued waiter, and kept, unless
 // the queue's head queued before t was taken (its tk says so): then t is
-// given up to skip and ok is false, for the caller to queue where FIFO
-// puts it (see insertAfterTicket). A t already notified is kept. Its
+// given up to skip and ok is false, and w, the caller's record, joins
+// movers until the caller queues it where FIFO puts it (see
+// insertAfterTicket), so that a Signal or Broadcast made meanwhile still
+// finds the wait (see signalLocked). A t already notified is kept. Its
 // notification was a Signal's, to pass on, unless a Broadcast ran since s
 // and t is below bhi: then that Broadcast, or a Signal before it, woke
 // it, and nothing is passed on, as in waitTicket.
-func (c *Cond) settleTicket(t uint32, s uint64) (now uint64, pass, ok bool) {
+func (c *Cond) settleTicket(t uint32, s uint64, w *waiter) (now uint64, pass, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now = c.tick.Load()
@@ -683,7 +693,8 @@ func (c *Cond) settleTicket(t uint32, s uint64) (now uint64, pass, ok bool) {
 			// The queue's head queued before t was taken.
 			c.skip = append(c.skip, t)
 			c.dropSkipped()
-			c.moving++
+			w.moved, w.after, w.pre = true, t+1, 0
+			c.movers = append(c.movers, w)
 			return now, false, false
 		}
 		// Not notified, so no Broadcast since s covered it.
@@ -780,20 +791,33 @@ func (c *Cond) restoreSignalled(b *binding, holds int, bseq uint64) {
 
 // publish queues w and releases the user's lock; it runs inside
 // w.park.Wait, after the ticket is taken and before the park. A Signal
-// after the queueing finds the waiter.
+// after the queueing finds the waiter. A wait that gave up its ticket and
+// was chosen while it moved (w.pre) is decided here instead, and wakes
+// its own park: nobody else notifies this wait.
 func (c *Cond) publish(w *waiter) {
 	c.mu.Lock()
 	w.gen++
 	w.expect = w.st.Load()
-	w.bseq = c.tick.Load() >> 1
-	if w.moved {
-		c.moving--
-		c.insertAfterTicket(w)
-	} else {
+	pre := uint64(0)
+	switch {
+	case !w.moved:
+		w.bseq = c.tick.Load() >> 1
 		w.tk = atomic.LoadUint32(&c.nl.wait)
 		c.push(w)
+	case w.pre == 0:
+		w.moved = false
+		c.dropMover(w)
+		w.bseq = c.tick.Load() >> 1
+		c.insertAfterTicket(w)
+	default:
+		w.moved = false
+		pre, w.pre = w.pre, 0
+		w.st.Store(w.gen<<stShift | pre)
 	}
 	c.mu.Unlock()
+	if pre != 0 {
+		c.notify(w)
+	}
 	expect, gen := w.expect, w.gen
 	released := false
 	defer func() {
@@ -1050,7 +1074,7 @@ func (c *Cond) Signal() {
 	}
 	c.raceRelease()
 	c.mu.Lock()
-	if atomic.LoadUint32(&c.nl.wait) != c.notified() && c.head == nil && len(c.skip) == 0 {
+	if atomic.LoadUint32(&c.nl.wait) != c.notified() && c.head == nil && len(c.skip)+len(c.movers) == 0 {
 		// The common case of signalLocked: a ticket waits, nobody queued.
 		runtime_notifyListNotifyOne(&c.nl)
 	} else {
@@ -1075,6 +1099,11 @@ func (c *Cond) Broadcast() {
 		runtime_notifyListNotifyAll(&c.nl)
 	}
 	c.bhi = c.notified()
+	for _, w := range c.movers {
+		w.pre = stAll
+	}
+	clear(c.movers)
+	c.movers = c.movers[:0]
 	for w := c.head; w != nil; w = c.head {
 		c.unlink(w)
 		c.decide(w, w.expect, w.gen, stAll)
@@ -1089,7 +1118,8 @@ func (c *Cond) signal() {
 }
 
 // signalLocked wakes the longest waiter: the oldest ticket not yet
-// notified, or the first queued waiter, whichever waited first (tk tells),
+// notified, a wait that gave up its ticket and has not yet queued, or the
+// first queued waiter, whichever waited first (tickets and tk tell),
 // passing over abandoned tickets and decided waiters. The caller holds mu.
 func (c *Cond) signalLocked() {
 	for {
@@ -1098,6 +1128,9 @@ func (c *Cond) signalLocked() {
 		if pending && c.skipped(n) {
 			runtime_notifyListNotifyOne(&c.nl) // nobody waits on n
 			continue
+		}
+		if len(c.movers) != 0 && c.signalMover(n, pending) {
+			return
 		}
 		if h := c.head; h != nil && (!pending || !less(n, h.tk)) {
 			c.unlink(h)
@@ -1112,6 +1145,45 @@ func (c *Cond) signalLocked() {
 		}
 		return
 	}
+}
+
+// signalMover chooses the oldest of movers if it waited before ticket n
+// (if pending) and before the queue's head, and reports whether it did.
+// A mover that took ticket m waited before ticket n if m < n, and before
+// a queued waiter h if h queued after m was taken (m < h.tk), as
+// insertAfterTicket orders it. The caller holds mu.
+func (c *Cond) signalMover(n uint32, pending bool) bool {
+	i := 0
+	for j, m := range c.movers {
+		if less(m.after, c.movers[i].after) {
+			i = j
+		}
+	}
+	w := c.movers[i]
+	m := w.after - 1
+	if pending && !less(m, n) || c.head != nil && !less(m, c.head.tk) {
+		return false
+	}
+	c.removeMover(i)
+	w.pre, w.bseq = stSignal, c.tick.Load()>>1
+	return true
+}
+
+// dropMover removes w from movers. The caller holds mu.
+func (c *Cond) dropMover(w *waiter) {
+	for i, m := range c.movers {
+		if m == w {
+			c.removeMover(i)
+			return
+		}
+	}
+}
+
+func (c *Cond) removeMover(i int) {
+	last := len(c.movers) - 1
+	c.movers[i] = c.movers[last]
+	c.movers[last] = nil
+	c.movers = c.movers[:last]
 }
 
 // dropSkipped notifies the oldest tickets not yet notified for as long as
@@ -1159,7 +1231,7 @@ func (c *Cond) Waiters() int {
 	defer c.mu.Unlock()
 	// A wait is decided by the CompareAndSwap on st: a queued waiter
 	// whose st is still what it was when it queued is waiting.
-	n := int(atomic.LoadUint32(&c.nl.wait)-c.notified()) - len(c.skip) + c.moving
+	n := int(atomic.LoadUint32(&c.nl.wait)-c.notified()) - len(c.skip) + len(c.movers)
 	for w := c.head; w != nil; w = w.next {
 		if w.st.Load() == w.expect {
 			n++

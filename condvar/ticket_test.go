@@ -532,3 +532,75 @@ func TestCondTicketSignalPassedOnAfterGoexit(t *testing.T) {
 		assert.Zero(t, c.Waiters())
 	})
 }
+
+// TestCondWakeupReachesWaitGivingUpTicket: a wait takes its ticket as a
+// waiter queues, so it gives the ticket up to queue behind that waiter.
+// A Signal or Broadcast made after it took the ticket, while it is between
+// giving it up and queueing, finds it as it would have found the ticket:
+// a Signal wakes the queued waiter first (it waited longer), then this
+// wait; a Broadcast wakes both.
+func TestCondWakeupReachesWaitGivingUpTicket(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		broadcast, leave bool // leave: the queued waiter leaves first
+	}{
+		{"Signal", false, false},
+		{"Signal after the queued waiter left", false, true},
+		{"Broadcast", true, false},
+		{"Broadcast after the queued waiter left", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := new(freeLocker)
+			c := condvar.New(l)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			queued := make(chan error, 1)
+			onFirstTicket(t, false, func() {
+				go func() { queued <- c.WaitContext(ctx) }()
+				testutil.WaitFor(t, "queued waiter queued", func() bool { return c.Waiters() == 1 })
+			})
+			moving := make(chan struct{})
+			t.Cleanup(condvar.SetMovedHook(func(c *condvar.Cond) {
+				defer close(moving)
+				if tc.leave {
+					cancel()
+					assert.ErrorIs(t, testutil.Await(t, queued, "queued waiter"), context.Canceled)
+				}
+				if !assert.Equal(t, 1+btoi(!tc.leave), c.Waiters(), "the wait giving up its ticket counts") {
+					return
+				}
+				if tc.broadcast {
+					c.Broadcast()
+				} else {
+					c.Signal()
+				}
+				if !tc.leave {
+					assert.NoError(t, testutil.Await(t, queued, "queued waiter, which waited longest"))
+				}
+				want := 0
+				if !tc.broadcast && !tc.leave {
+					want = 1 // the Signal went to the queued waiter
+				}
+				assert.Equal(t, want, c.Waiters())
+			}))
+			woke := make(chan bool, 1)
+			go func() { c.Wait(); woke <- true }()
+			testutil.Await(t, moving, "the wait giving up its ticket")
+			if !tc.broadcast && !tc.leave {
+				testutil.WaitFor(t, "the wait queued", func() bool { return l.unlocks.Load() == 2 })
+				assert.Equal(t, 1, c.Waiters())
+				c.Signal()
+			}
+			testutil.Await(t, woke, "the wait giving up its ticket")
+			assert.Zero(t, c.Waiters())
+			assert.Zero(t, condvar.SkipLen(c))
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
