@@ -1,0 +1,5 @@
+//go:build gc && !purego
+
+package fpstack
+
+var RecordFrom = recordFrom

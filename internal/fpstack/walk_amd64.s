@@ -1,0 +1,74 @@
+//go:build gc && !purego
+
+#include "textflag.h"
+
+// func Record(skip int, rec []uintptr) int
+//
+// The walk runs in registers, with no frame of its own: BP is still the
+// caller's frame pointer and 0(SP) the return PC into the caller. A frame
+// record at fp holds the next caller's frame pointer at 0(fp) and the
+// return PC into that caller at 8(fp). The walk follows a frame pointer
+// only if it lies within the goroutine's stack (g.stack.lo <= fp and
+// fp+16 <= g.stack.hi; the runtime's g begins with stack{lo, hi}), above
+// the previous one, and 8-byte aligned; anything else (the zero that ends
+// a goroutine's chain, the register a C caller left behind in a cgo
+// callback, a garbage word) ends it, so nothing outside the goroutine's
+// own stack is read. Assembly is not preempted asynchronously and this
+// function never grows the stack (NOSPLIT, no frame), so the stack cannot
+// move during the walk.
+TEXT ·Record(SB),NOSPLIT,$0-40
+	MOVQ rec_base+8(FP), DI
+	MOVQ rec_len+16(FP), CX
+	XORQ AX, AX            // n
+	TESTQ CX, CX
+	JEQ done
+	MOVQ skip+0(FP), DX
+	MOVQ DX, (DI)          // rec[0] = skip
+	MOVQ $1, AX
+	MOVQ (TLS), R9         // g
+	MOVQ 0(R9), R10        // g.stack.lo
+	MOVQ 8(R9), R11        // g.stack.hi
+	SUBQ $16, R11          // the highest frame record that fits
+	MOVQ 0(SP), DX         // pc: the return PC into the caller
+	MOVQ BP, SI            // fp: the caller's frame pointer
+	MOVQ SP, BX            // prev: frame pointers must lie above it
+loop:
+	CMPQ AX, CX
+	JGE done               // rec is full
+	TESTQ DX, DX
+	JEQ done
+	MOVQ DX, (DI)(AX*8)
+	INCQ AX
+	CMPQ SI, BX
+	JLS done               // not above the previous frame (unsigned)
+	CMPQ SI, R10
+	JCS done               // below g.stack.lo
+	CMPQ SI, R11
+	JHI done               // the record would end past g.stack.hi
+	TESTQ $7, SI
+	JNE done               // misaligned
+	MOVQ 8(SI), DX         // the return PC into the next caller
+	MOVQ SI, BX
+	MOVQ 0(SI), SI         // the next caller's frame pointer
+	JMP loop
+done:
+	MOVQ AX, ret+32(FP)
+	RET
+
+// func recordFrom(fp uintptr, rec []uintptr) int
+//
+// Record with the caller's frame pointer replaced by fp, for the tests of
+// the walk's bounds. The epilogue restores BP from the frame.
+TEXT ·recordFrom(SB),NOSPLIT,$40-40
+	MOVQ fp+0(FP), BP
+	MOVQ $0, 0(SP)
+	MOVQ rec_base+8(FP), AX
+	MOVQ AX, 8(SP)
+	MOVQ rec_len+16(FP), AX
+	MOVQ AX, 16(SP)
+	MOVQ rec_cap+24(FP), AX
+	MOVQ AX, 24(SP)
+	CALL ·Record(SB)
+	MOVQ 32(SP), AX
+	MOVQ AX, ret+32(FP)
+	RET
