@@ -1,9 +1,10 @@
 package detect
 
 import (
-	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/locksmith-go/locksmith/internal/fpstack"
 )
 
 // A stackRec is an interned stack (program counters), immutable. Edges
@@ -11,9 +12,9 @@ import (
 // the same path, costs one record however many locks it takes. The depot
 // keeps every distinct stack for the life of the program, as lockdep's
 // stack depot does; distinct stacks are bounded by the program's code
-// paths (32 frames deep at most).
+// paths (stackDepth frames deep at most).
 type stackRec struct {
-	pcs  []uintptr
+	pcs  []uintptr // an fpstack record
 	next *stackRec // same-hash chain
 }
 
@@ -22,25 +23,31 @@ var depot struct {
 	m  map[uint64]*stackRec
 }
 
+// stackDepth is how many frames a captured stack keeps, after those of
+// the detector and the lock method.
+const stackDepth = 32
+
 // capture returns the interned stack of capture's caller's caller's
-// caller: the lock method that called core.Acquired, and above.
+// caller: the lock method that called core.Acquired, and above. Its
+// record is an fpstack record (symbolised by frames).
 //
-// runtime.Callers is the largest cost of nesting a pair of new lock
-// instances: it unwinds frame by frame through the runtime's tables (about
-// a microsecond for a test's stack of a dozen frames), once for each new
-// lock's first-lock site and once for the new edge (shared when the edge
-// is into a new lock), 38 % of the CPU profile of the first nesting
-// (bench/detectcost BenchmarkMutexFirstNesting). Frame-pointer unwinding
-// would cost a few nanoseconds a frame, but needs assembly per
-// architecture and is unsafe where C frames are on the stack (cgo
-// callbacks), which the runtime's own frame-pointer unwinder checks for
-// with state a library cannot see. Capturing fewer frames would cut the
-// reports' stacks. A lock-class design (lockdep's: one node per class of
-// locks, named by where the lock was made) would capture once per class
-// rather than once per instance.
+// The stack is taken by following frame pointers (fpstack.Record, a few
+// nanoseconds a frame) rather than by runtime.Callers, which unwinds
+// through the runtime's tables and expands inlined calls as it goes:
+// about a microsecond for a test's stack of a dozen frames, once for each
+// new lock's first-lock site and once for each new edge (shared when the
+// edge is into a new lock), 38 % of the CPU profile of the first nesting
+// of a pair of new locks (bench/detectcost BenchmarkMutexFirstNesting)
+// with runtime.Callers in Record's place. fpstack says what the walk
+// reads, and how Frames gives reports the frames runtime.Callers would. Capturing fewer frames would cut
+// the reports' stacks. A lock-class design (lockdep's: one node per class
+// of locks, named by where the lock was made) would capture once per
+// class rather than once per instance.
 func capture() *stackRec {
-	var buf [32]uintptr
-	n := runtime.Callers(4, buf[:])
+	// 3: capture, acquire and engine.Acquired (or AcquiredRW); 4 words
+	// for wrapper frames, which take a word each (fpstack.Record).
+	var buf [1 + 3 + stackDepth + 4]uintptr
+	n := fpstack.Record(3, buf[:])
 	return intern(buf[:n])
 }
 

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
 	"sync"
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/core"
+	"github.com/locksmith-go/locksmith/internal/fpstack"
 	"github.com/locksmith-go/locksmith/internal/gid"
 )
 
@@ -242,3 +244,18 @@ func EnterLeave() {
 
 // Sweep runs one pass of the sweeper over the records.
 func Sweep() { sweep() }
+
+// SiteFrames returns the frames of l's first-lock site and first-wait
+// site, all of them (the library's too).
+func SiteFrames(l sync.Locker) (first, wait []runtime.Frame) {
+	a := adapt(l)
+	m := a.Lock.Meta(a.Class)
+	return fpstack.Frames(m.SitePCs(), stackDepth), fpstack.Frames(m.WaitSitePCs(), stackDepth)
+}
+
+// HeldFrames returns the frames of where goroutine g acquired l, which it
+// holds.
+func HeldFrames(g int64, l sync.Locker) []runtime.Frame {
+	a := adapt(l)
+	return fpstack.Frames(heldPCs(g, a.Lock.Meta(a.Class).ID), stackDepth)
+}

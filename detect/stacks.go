@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+
+	"github.com/locksmith-go/locksmith/internal/fpstack"
 )
 
 // Frames of these packages are the detector's and the locks' own, not the
@@ -27,39 +29,26 @@ func isTrimmed(fn string) bool {
 	return false
 }
 
-// site returns "file:line" of the first user frame of pcs, or "".
-func site(pcs []uintptr) string {
-	if len(pcs) == 0 {
-		return ""
-	}
-	fs := runtime.CallersFrames(pcs)
-	for {
-		f, more := fs.Next()
+// site returns "file:line" of the first user frame of rec, an fpstack
+// record, or "".
+func site(rec []uintptr) string {
+	for _, f := range fpstack.Frames(rec, stackDepth) {
 		if !isTrimmed(f.Function) {
 			return f.File + ":" + strconv.Itoa(f.Line)
 		}
-		if !more {
-			return ""
-		}
 	}
+	return ""
 }
 
-// symbolise returns the user frames of pcs.
-func symbolise(pcs []uintptr) []Frame {
+// symbolise returns the user frames of rec, an fpstack record.
+func symbolise(rec []uintptr) []Frame {
 	var out []Frame
-	if len(pcs) == 0 {
-		return out
-	}
-	fs := runtime.CallersFrames(pcs)
-	for {
-		f, more := fs.Next()
+	for _, f := range fpstack.Frames(rec, stackDepth) {
 		if !isTrimmed(f.Function) {
 			out = append(out, Frame{Function: f.Function, File: f.File, Line: f.Line})
 		}
-		if !more {
-			return out
-		}
 	}
+	return out
 }
 
 // goroutineStacks returns the trimmed current stacks of the goroutines in

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/locksmith-go/locksmith/internal/fpstack"
 )
 
 // Class describes a lock type (lockdep calls this a lock class) for reports: its name as users write it.
@@ -507,9 +509,10 @@ func (l *Lock) acquireDeadline(g int64, ctx context.Context, deadline time.Time,
 				// that has to wait for it is recorded instead, so that
 				// reports can say where an unnamed lock is used.
 				if m := l.Meta(k); m.waitSite.Load() == nil {
-					pcs := make([]uintptr, 32)
-					pcs = pcs[:runtime.Callers(3, pcs)]
-					m.waitSite.CompareAndSwap(nil, &pcs)
+					// 2: acquireDeadline and its caller.
+					rec := make([]uintptr, siteWords(2))
+					rec = rec[:fpstack.Record(2, rec)]
+					m.waitSite.CompareAndSwap(nil, &rec)
 				}
 				if engine != nil {
 					engine.Parked()

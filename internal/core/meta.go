@@ -241,8 +241,8 @@ func (m *Meta) Name() string {
 // SetName names the lock in reports.
 func (m *Meta) SetName(s string) { m.name.Store(&s) }
 
-// SitePCs returns the stack (program counters) of the first Lock the
-// detector recorded, or nil. Symbolising waits until a report needs it.
+// SitePCs returns the stack of the first Lock the detector recorded (an
+// fpstack record), or nil. Symbolising waits until a report needs it.
 func (m *Meta) SitePCs() []uintptr {
 	if p := m.site.Load(); p != nil {
 		return *p
@@ -258,7 +258,7 @@ func (m *Meta) HasSite() bool { return m.site.Load() != nil }
 func (m *Meta) SetSiteOnce(pcs *[]uintptr) { m.site.CompareAndSwap(nil, pcs) }
 
 // WaitSitePCs returns the stack of the first Lock that had to wait for
-// the lock, or nil. In Cycles mode, which records nothing on the fast
+// the lock (an fpstack record), or nil. In Cycles mode, which records nothing on the fast
 // path, it is the only site known.
 func (m *Meta) WaitSitePCs() []uintptr {
 	if p := m.waitSite.Load(); p != nil {

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/locksmith-go/locksmith/internal/fpstack"
 )
 
 // RWLock is the core of mutex.RWMutex and monitor.RWMonitor: a writer
@@ -1018,9 +1020,10 @@ func spinUntil(cond func() bool) bool {
 // noteSite records, for reports, the first wait on an unnamed lock.
 func noteSite(l *Lock, k *Class) {
 	if m := l.Meta(k); m.waitSite.Load() == nil {
-		pcs := make([]uintptr, 32)
-		pcs = pcs[:runtime.Callers(4, pcs)]
-		m.waitSite.CompareAndSwap(nil, &pcs)
+		// 3: noteSite, its caller and that one's caller.
+		rec := make([]uintptr, siteWords(3))
+		rec = rec[:fpstack.Record(3, rec)]
+		m.waitSite.CompareAndSwap(nil, &rec)
 	}
 	if engine != nil {
 		engine.Parked()
