@@ -1,20 +1,31 @@
-// Package fpstack captures call stacks by following frame pointers, for
-// the detector's acquisition and wait sites.
+// Package fpstack records call stacks by following frame pointers, for
+// the detector's first-lock sites, edges and wait sites.
 //
 // runtime.Callers unwinds through the runtime's tables, frame by frame,
-// expanding inlined calls as it goes: about a microsecond for a test's
-// stack of a dozen frames. On amd64 and arm64 the gc toolchain keeps a
-// frame pointer in every Go frame, so the return PCs are one load per
-// frame away (Callers, in assembly). What the tables add, the inlined
-// calls and the wrappers that runtime.Callers leaves out, is worked out
-// by Frames when a report needs the frames, not when the stack is taken.
+// and expands the inlined calls of each frame as it goes: about a
+// microsecond for a test's stack of a dozen frames. With the gc toolchain
+// on amd64 and arm64 every Go frame keeps a frame pointer, so the return
+// PCs are one load per frame away; Record reads them in assembly. What the
+// tables add (the inlined calls, the wrappers that runtime.Callers leaves
+// out, the skip counted in calls) is worked out by Frames, when a report
+// needs the frames, rather than when the stack is taken.
 //
-// The PCs that Callers returns are physical: one per frame on the stack,
-// where runtime.Callers returns one per call, inlined or not. So skip
-// counts physical frames, and a caller that skips frames must keep them
-// out of line (//go:noinline), or it would skip its caller's frames too.
-// Frames expands them as runtime.CallersFrames expands runtime.Callers'
-// PCs.
+// The walk is bounded by the record's length and by the goroutine's own
+// stack: it follows a frame pointer only if it lies within the stack's
+// bounds, above the previous one, and aligned. So a frame pointer that is
+// not one (the zero that ends a goroutine's chain, whatever a C caller
+// left in the register when a cgo callback entered Go, a garbage word)
+// ends the walk rather than sending it outside the stack. A walk ended
+// early loses frames, never reads memory that is not the goroutine's.
+//
+// Rejected alternatives. The runtime's own expander of frame-pointer
+// stacks (runtime.pprof_fpunwindExpand, which knows the wrappers by the
+// flag the runtime does not export) is reachable only by a linkname that
+// the runtime grants runtime/pprof: a Go release that drops it would stop
+// programs that import locksmith from linking. Reading that flag from the
+// runtime's function table through unsafe would tie the symbolising to
+// the table's layout. Frames tells the wrappers by their names instead,
+// which the tests check against runtime.Callers for each kind.
 //
 // Other architectures, other compilers and the purego build tag use
 // runtime.Callers; FramePointers says which is in use.
