@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"math/bits"
 	"slices"
 	"sync"
 
@@ -51,11 +52,19 @@ func capture() *stackRec {
 	return intern(buf[:n])
 }
 
+// intern returns the depot's record of pcs, adding one if there is none.
+//
+// The hash takes one multiply and a rotation per word, and mixes fully
+// once at the end. mix on every word (two multiplies and three shifts in
+// a chain) would double the cost of a hit: about 200 ns against 100 ns
+// for a stack of 20 words (BenchmarkInternHit; AMD EPYC, 2 cores under
+// load, Go 1.26.8), more than the depot's lock and lookup together.
 func intern(pcs []uintptr) *stackRec {
 	h := uint64(len(pcs))
 	for _, pc := range pcs {
-		h = mix(h, uint64(pc))
+		h = bits.RotateLeft64((h^uint64(pc))*0x9e3779b97f4a7c15, 29)
 	}
+	h = mix(h, 0)
 	depot.mu.Lock()
 	defer depot.mu.Unlock()
 	for r := depot.m[h]; r != nil; r = r.next {
