@@ -28,25 +28,28 @@ var depot struct {
 // the detector and the lock method.
 const stackDepth = 32
 
-// capture returns the interned stack of capture's caller's caller's
-// caller: the lock method that called core.Acquired, and above. Its
-// record is an fpstack record (symbolised by frames).
+// capture returns the interned stack of the acquisition being recorded,
+// as an fpstack record: from core.Acquired (or core.AcquiredRW) up, the
+// lock method and its callers. The frames above it (capture, acquire and
+// engine.Acquired or AcquiredRW) are left out by Frames.
 //
 // The stack is taken by following frame pointers (fpstack.Record, a few
 // nanoseconds a frame) rather than by runtime.Callers, which unwinds
 // through the runtime's tables and expands inlined calls as it goes:
 // about a microsecond for a test's stack of a dozen frames, once for each
 // new lock's first-lock site and once for each new edge (shared when the
-// edge is into a new lock), 38 % of the CPU profile of the first nesting
-// of a pair of new locks (bench/detectcost BenchmarkMutexFirstNesting)
-// with runtime.Callers in Record's place. fpstack says what the walk
-// reads, and how Frames gives reports the frames runtime.Callers would. Capturing fewer frames would cut
-// the reports' stacks. A lock-class design (lockdep's: one node per class
-// of locks, named by where the lock was made) would capture once per
-// class rather than once per instance.
+// edge is into a new lock). With runtime.Callers in Record's place that
+// is 38 % of the CPU profile of the first nesting of a pair of new locks
+// (bench/detectcost BenchmarkMutexFirstNesting); with Record, capture
+// (walk and intern) is 5 % of it (detect BenchmarkOrderFirstNesting,
+// mutex.Mutex/order). fpstack says what the walk reads, and how Frames
+// gives reports the frames runtime.Callers would. Capturing fewer frames
+// would cut the reports' stacks. A lock-class design (lockdep's: one node
+// per class of locks, named by where the lock was made) would capture
+// once per class rather than once per instance.
 func capture() *stackRec {
-	// 3: capture, acquire and engine.Acquired (or AcquiredRW); 4 words
-	// for wrapper frames, which take a word each (fpstack.Record).
+	// 3: the frames left out; 4 words for wrapper frames, which Record
+	// records and Frames leaves out.
 	var buf [1 + 3 + stackDepth + 4]uintptr
 	n := fpstack.Record(3, buf[:])
 	return intern(buf[:n])
