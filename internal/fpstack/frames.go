@@ -37,29 +37,51 @@ func Frames(rec []uintptr, limit int) []runtime.Frame {
 		return nil
 	}
 	skip, pcs := int(rec[0]), rec[1:]
-	if FramePointers {
-		pcs = fixFaults(pcs)
+	all := expand(pcs)
+	if FramePointers && faulted(all) {
+		// Rare, and the fix looks up every PC: only then.
+		all = expand(fixFaults(pcs))
 	}
-	var out []runtime.Frame
-	var callee runtime.Frame
+	out := make([]runtime.Frame, 0, min(limit, len(all)))
+	for i, f := range all {
+		if FramePointers && i > 0 && isWrapper(f, all[i-1]) {
+			continue
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		out = append(out, f)
+		if len(out) == limit {
+			break
+		}
+	}
+	return out
+}
+
+// expand returns the frames runtime.CallersFrames gives for pcs.
+func expand(pcs []uintptr) []runtime.Frame {
+	all := make([]runtime.Frame, 0, 2*len(pcs)) // room for inlined calls
 	fs := runtime.CallersFrames(pcs)
 	for {
 		f, more := fs.Next()
-		if !FramePointers || !isWrapper(f, callee) {
-			if skip > 0 {
-				skip--
-			} else {
-				out = append(out, f)
-				if len(out) == limit {
-					return out
-				}
-			}
+		if f.PC != 0 || f.Function != "" {
+			all = append(all, f)
 		}
-		callee = f
 		if !more {
-			return out
+			return all
 		}
 	}
+}
+
+// faulted reports whether frames pass through runtime.sigpanic.
+func faulted(frames []runtime.Frame) bool {
+	for _, f := range frames {
+		if f.Function == "runtime.sigpanic" {
+			return true
+		}
+	}
+	return false
 }
 
 // fixFaults returns pcs with one added to each PC that runtime.sigpanic
