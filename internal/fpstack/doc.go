@@ -12,11 +12,11 @@
 //
 // The walk is bounded by the record's length and by the goroutine's own
 // stack: it follows a frame pointer only if it lies within the stack's
-// bounds, above the previous one, and aligned. So a frame pointer that is
-// not one (the zero that ends a goroutine's chain, whatever a C caller
-// left in the register when a cgo callback entered Go, a garbage word)
-// ends the walk rather than sending it outside the stack. A walk ended
-// early loses frames, never reads memory that is not the goroutine's.
+// bounds, above the previous one, and aligned, so it never reads memory
+// that is not the goroutine's. A chain ends with a zero; a frame pointer
+// that cannot be one (the system stack's, saved where a cgo callback
+// entered Go; a garbage word) hands the stack over to runtime.Callers,
+// whose unwinder knows how to go on.
 //
 // Rejected alternatives. The runtime's own expander of frame-pointer
 // stacks (runtime.pprof_fpunwindExpand, which knows the wrappers by the
@@ -28,5 +28,5 @@
 // which the tests check against runtime.Callers for each kind.
 //
 // Other architectures, other compilers and the purego build tag use
-// runtime.Callers; FramePointers says which is in use.
+// runtime.Callers.
 package fpstack

@@ -251,7 +251,6 @@ func TestRecordBounds(t *testing.T) {
 	assert.Zero(t, fpstack.Record(0, nil))
 	var one [1]uintptr
 	require.Equal(t, 1, fpstack.Record(7, one[:]))
-	assert.Equal(t, uintptr(7), one[0])
 	assert.Empty(t, fpstack.Frames(one[:], depth))
 	var two [2]uintptr
 	require.Equal(t, 2, fpstack.Record(0, two[:]))

@@ -1,9 +1,14 @@
 package fpstack
 
 import (
+	"math/bits"
 	"runtime"
 	"strings"
 )
+
+// logical marks a record's first word when the PCs are runtime.Callers'
+// (one per call, wrappers left out) rather than the frame pointers'.
+const logical = 1 << (bits.UintSize - 1)
 
 // Frames returns at most limit frames of rec, a stack as Record recorded
 // it: the frames runtime.CallersFrames returns for what runtime.Callers
@@ -24,11 +29,13 @@ import (
 //     "deferwrapN"), generic functions taken as values (a second frame
 //     of the same function, at the line it starts on), and
 //     runtime.deferreturn, which runs the deferred calls that are not
-//     inlined into the function's exits. runtime.Callers
-//     tells them by a flag of the runtime's function table that the
-//     runtime does not export; these are the shapes the gc compiler gives
-//     them. As in runtime.Callers, a wrapper that called a panic function
-//     stays.
+//     inlined into the function's exits. runtime.Callers tells them by
+//     a flag of the runtime's function table that the runtime does not
+//     export; these are the shapes the gc compiler gives them. As in
+//     runtime.Callers, a wrapper that called a panic function stays.
+//
+// A record of runtime.Callers' own PCs (where Record fell back to it)
+// needs neither.
 //
 // Frames is for reports: it symbolises, looking up every PC in the
 // runtime's tables, where Record only walks.
@@ -36,15 +43,16 @@ func Frames(rec []uintptr, limit int) []runtime.Frame {
 	if len(rec) < 2 || limit <= 0 {
 		return nil
 	}
-	skip, pcs := int(rec[0]), rec[1:]
+	skip, pcs := int(rec[0]&^logical), rec[1:]
+	physical := rec[0]&logical == 0
 	all := expand(pcs)
-	if FramePointers && faulted(all) {
+	if physical && faulted(all) {
 		// Rare, and the fix looks up every PC: only then.
 		all = expand(fixFaults(pcs))
 	}
 	out := make([]runtime.Frame, 0, min(limit, len(all)))
 	for i, f := range all {
-		if FramePointers && i > 0 && isWrapper(f, all[i-1]) {
+		if physical && i > 0 && isWrapper(f, all[i-1]) {
 			continue
 		}
 		if skip > 0 {

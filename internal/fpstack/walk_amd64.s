@@ -7,15 +7,17 @@
 // The walk runs in registers, with no frame of its own: BP is still the
 // caller's frame pointer and 0(SP) the return PC into the caller. A frame
 // record at fp holds the next caller's frame pointer at 0(fp) and the
-// return PC into that caller at 8(fp). The walk follows a frame pointer
-// only if it lies within the goroutine's stack (g.stack.lo <= fp and
-// fp+16 <= g.stack.hi; the runtime's g begins with stack{lo, hi}), above
-// the previous one, and 8-byte aligned; anything else (the zero that ends
-// a goroutine's chain, the register a C caller left behind in a cgo
-// callback, a garbage word) ends it, so nothing outside the goroutine's
-// own stack is read. Assembly is not preempted asynchronously and this
-// function never grows the stack (NOSPLIT, no frame), so the stack cannot
-// move during the walk.
+// return PC into that caller at 8(fp). The chain of a goroutine ends with
+// a zero frame pointer, saved by the function it started with. The walk
+// follows a frame pointer only if it lies within the goroutine's stack
+// (g.stack.lo <= fp and fp+16 <= g.stack.hi; the runtime's g begins with
+// stack{lo, hi}), above the previous one, and 8-byte aligned; any other
+// (the system-stack frame pointer that a cgo callback's entry saved, a
+// garbage word) ends the walk before it is read, and Record gives the
+// stack to recordCallers (a tail call: recordCallers returns to Record's
+// caller, with Record's arguments). Assembly is not preempted
+// asynchronously and this function never grows the stack (NOSPLIT, no
+// frame), so the stack cannot move during the walk.
 TEXT ·Record(SB),NOSPLIT,$0-40
 	MOVQ rec_base+8(FP), DI
 	MOVQ rec_len+16(FP), CX
@@ -39,14 +41,16 @@ loop:
 	JEQ done
 	MOVQ DX, (DI)(AX*8)
 	INCQ AX
+	TESTQ SI, SI
+	JEQ done               // the end of the goroutine's chain
 	CMPQ SI, BX
-	JLS done               // not above the previous frame (unsigned)
+	JLS slow               // not above the previous frame (unsigned)
 	CMPQ SI, R10
-	JCS done               // below g.stack.lo
+	JCS slow               // below g.stack.lo
 	CMPQ SI, R11
-	JHI done               // the record would end past g.stack.hi
+	JHI slow               // the record would end past g.stack.hi
 	TESTQ $7, SI
-	JNE done               // misaligned
+	JNE slow               // misaligned
 	MOVQ 8(SI), DX         // the return PC into the next caller
 	MOVQ SI, BX
 	MOVQ 0(SI), SI         // the next caller's frame pointer
@@ -54,6 +58,8 @@ loop:
 done:
 	MOVQ AX, ret+32(FP)
 	RET
+slow:
+	JMP ·recordCallers(SB)
 
 // func recordFrom(fp uintptr, rec []uintptr) int
 //

@@ -4,7 +4,8 @@
 
 // func Record(skip int, rec []uintptr) int
 //
-// As walk_amd64.s, with arm64's frame layout: the return PC into the
+// As walk_amd64.s (which says what ends the walk, and when
+// recordCallers takes over), with arm64's frame layout: the return PC into the
 // caller is in LR (this function saves nothing), R29 is the caller's frame
 // pointer, and a frame record at fp holds the next caller's frame pointer
 // at 0(fp) and the return PC into that caller at 8(fp). A Go function's
@@ -31,14 +32,15 @@ loop:
 	CBZ R5, done
 	MOVD R5, (R0)(R2<<3)
 	ADD $1, R2, R2
+	CBZ R6, done           // the end of the goroutine's chain
 	CMP R7, R6
-	BLS done               // not above the previous frame (unsigned)
+	BLS slow               // not above the previous frame (unsigned)
 	CMP R3, R6
-	BLO done               // below g.stack.lo
+	BLO slow               // below g.stack.lo
 	CMP R4, R6
-	BHI done               // the record would end past g.stack.hi
+	BHI slow               // the record would end past g.stack.hi
 	TST $7, R6
-	BNE done               // misaligned
+	BNE slow               // misaligned
 	MOVD 8(R6), R5         // the return PC into the next caller
 	MOVD R6, R7
 	MOVD 0(R6), R6         // the next caller's frame pointer
@@ -46,3 +48,5 @@ loop:
 done:
 	MOVD R2, ret+32(FP)
 	RET
+slow:
+	JMP ·recordCallers(SB)

@@ -2,13 +2,12 @@
 
 package fpstack
 
-// FramePointers reports whether Record follows frame pointers (true) or
-// calls runtime.Callers.
-const FramePointers = true
+import "runtime"
 
 // Record records the calling goroutine's stack in rec, for Frames, and
 // returns how many words it wrote: none if rec is empty, else at most
-// len(rec). rec[0] holds skip, the number of calls (inlined or not) that
+// len(rec). rec[0] holds skip (and a bit that tells Frames whose PCs
+// follow), the number of calls (inlined or not) that
 // Frames leaves out, counted from the caller of Record: what Record(s)
 // records, Frames returns as runtime.Callers(s+1) returns it. The rest of
 // rec holds the return PCs, one per physical frame, from the caller of
@@ -18,7 +17,22 @@ const FramePointers = true
 // goroutine started with arguments has one at the bottom, a method called
 // through a pointer wrapper one more).
 //
+// A walk that meets a frame pointer that cannot be one (outside the
+// goroutine's stack, not above the previous one, or misaligned) ends in
+// recordCallers instead, which records what runtime.Callers returns. In a
+// goroutine called back from C, the frame pointer that the callback's
+// entry saved is the system stack's, so stacks taken there cost what
+// runtime.Callers costs, and list the Go frames that called C too.
+//
 // Implemented in walk_$GOARCH.s.
 //
 //go:noescape
 func Record(skip int, rec []uintptr) int
+
+// recordCallers is Record by runtime.Callers. Record tail-calls it, so its
+// caller is Record's, and its frames below runtime.Callers are its own
+// and the ABI wrapper's (left out by runtime.Callers, as wrappers are).
+func recordCallers(skip int, rec []uintptr) int {
+	rec[0] = uintptr(skip) | logical
+	return 1 + runtime.Callers(2, rec[1:])
+}

@@ -4,13 +4,10 @@ package fpstack
 
 import "runtime"
 
-// FramePointers reports whether Record follows frame pointers (true) or
-// calls runtime.Callers.
-const FramePointers = false
-
 // Record records the calling goroutine's stack in rec, for Frames, and
 // returns how many words it wrote: none if rec is empty, else at most
-// len(rec). rec[0] holds skip, the number of calls that Frames leaves
+// len(rec). rec[0] holds skip (and a bit that tells Frames whose PCs
+// follow), the number of calls that Frames leaves
 // out, counted from the caller of Record: what Record(s) records, Frames
 // returns as runtime.Callers(s+1) returns it. The rest of rec is what
 // runtime.Callers returns from the caller of Record up: a buffer of 1+s+n
@@ -19,6 +16,6 @@ func Record(skip int, rec []uintptr) int {
 	if len(rec) == 0 {
 		return 0
 	}
-	rec[0] = uintptr(skip)
+	rec[0] = uintptr(skip) | logical
 	return 1 + runtime.Callers(2, rec[1:])
 }
