@@ -1,7 +1,5 @@
 //go:build cgo
 
-// Package cgocall calls back into Go from C, for fpstack's tests of walks
-// that start in a cgo callback.
 package cgocall
 
 /*
