@@ -364,7 +364,7 @@ func (l *RWLock) readerLeft() {
 // reader that leaves while others remain does not wake it: the last one
 // to leave (each looks after its own store, and the stores are totally
 // ordered) sees the slots empty and does. A writer parked durably in a
-// bubble is woken only by goroutines of its bubble; see drain for why one
+// bubble is woken only by goroutines of its bubble; see drainMode for why one
 // of them always does.
 func (l *RWLock) wakeDrainer() {
 	d := l.drainer.Load()
@@ -390,19 +390,23 @@ func (l *RWLock) wakeDrainer() {
 	}
 }
 
-// readersIn reports whether every goroutine holding l for reading is of
-// domain d, and none is in the overflow map (whose IDs are added after the
-// count, so cannot be checked). It may dump all goroutines (domainOf).
+// readersIn reports whether some goroutine holds l for reading and every
+// one is of domain d, none in the overflow map (whose IDs are added after
+// the count, so cannot be checked). It may dump all goroutines (domainOf).
 func (l *RWLock) readersIn(d Domain) bool {
 	if l.rs.Load()>>rsOvShift != 0 {
 		return false
 	}
+	some := false
 	for i := range rwSlots {
-		if h := l.slots[i].Load(); h != 0 && domainOf(h) != d {
-			return false
+		if h := l.slots[i].Load(); h != 0 {
+			if domainOf(h) != d {
+				return false
+			}
+			some = true
 		}
 	}
-	return true
+	return some
 }
 
 // knownReaderIn reports whether some slot holds a goroutine that the
@@ -852,7 +856,13 @@ func (l *RWLock) drain(g int64, ctx context.Context, deadline time.Time, k *Clas
 				return deadlock(cycle)
 			}
 		}
+		if testHookDrain != nil {
+			testHookDrain(l, true)
+		}
 		mode := l.drainMode(w)
+		if testHookDrain != nil {
+			testHookDrain(l, false)
+		}
 		if l.noReaders() {
 			break
 		}
@@ -901,20 +911,38 @@ func (l *RWLock) drain(g int64, ctx context.Context, deadline time.Time, k *Clas
 	return nil
 }
 
+// testHookDrain, if set (by tests), runs in drain just before (before
+// true) and just after drainMode.
+var testHookDrain func(l *RWLock, before bool)
+
 // drainMode chooses and publishes how the draining writer w parks next;
-// the caller then looks at the readers again before it parks. Any goroutine that leaves the
-// read side (a reader that unlocks, or one that backs out on seeing the
-// writer, see enterRead) may have to wake w, and any goroutine may be
-// about to back out, so w can only park durably under these rules:
-//   - when w chooses durable, every reader is of its bubble (readersIn),
-//     checked again after the choice is published, so that a goroutine
-//     that came in meanwhile is seen (it stored its slot before it loaded
-//     the mode) and w parks on sem after all; a goroutine that comes in later is not a reader (the writer
-//     lock is held), only backing out;
-//   - a goroutine of another domain never wakes w (wakeDrainer); if it
-//     backs out after the last reader of w's bubble left, that reader saw
-//     it in its slot, not known to be of the bubble, and woke w, which
-//     then sees it and parks on sem instead.
+// the caller then looks at the readers again before it parks. Any
+// goroutine that leaves the read side (a reader that unlocks, or one that
+// backs out on seeing the writer, see enterRead) may have to wake w, and
+// any goroutine of any domain may be about to back out; a goroutine of
+// another domain never wakes a durable w (wakeDrainer). So w parks durably
+// only if a goroutine of its bubble is bound to wake it: when, after the
+// choice is published, some reader is of its bubble and every reader is
+// (readersIn).
+//   - Each such reader leaves after the check, so after the publication:
+//     it stores 0 in its slot, then loads the mode and finds durable. It
+//     wakes w unless a reader that the domain cache places in w's bubble
+//     is still in a slot (knownReaderIn), which then leaves in turn; the
+//     last of them to leave (the stores are totally ordered, each looks
+//     after its own) finds none and wakes w. A goroutine that backs out
+//     meanwhile, of any domain, is not known to be of the bubble, so it
+//     makes the reader that sees it wake w, which then looks again.
+//   - A goroutine that comes in after the check is not a reader (the
+//     writer lock is held), only backing out. With no reader of its
+//     bubble in, w would be left to such a goroutine of another domain,
+//     seen by the caller's look, which does not wake a durable w: so w
+//     parks on sem then, which anyone may end. The case arises when the
+//     last reader leaves (or backs out) just before the choice, in any
+//     domain, and another domain's goroutine backs out just after it.
+//
+// Rejected alternative: choosing durable when every reader is of the
+// bubble, with none in at all. It loses the wakeup in the second case,
+// which the drain then sleeps through for good.
 func (l *RWLock) drainMode(w *waiter) uint32 {
 	switch {
 	case w.dom == DomOutside:
