@@ -930,7 +930,8 @@ var testHookDrain func(l *RWLock, before bool)
 //     is still in a slot (knownReaderIn), which then leaves in turn; the
 //     last of them to leave (the stores are totally ordered, each looks
 //     after its own) finds none and wakes w. A goroutine that backs out
-//     meanwhile, of any domain, is not known to be of the bubble, so it
+//     meanwhile and is known to be of the bubble counts as one of them
+//     (it stores 0, then looks, as a leaving reader does); any other
 //     makes the reader that sees it wake w, which then looks again.
 //   - A goroutine that comes in after the check is not a reader (the
 //     writer lock is held), only backing out. With no reader of its
