@@ -12,10 +12,10 @@ import (
 
 // writeDocument writes rep as a Markdown page meant to be BENCHMARKS.md:
 // the machine and the command that made it, the targets with the ratios
-// measured against them, every table as ratios (the medians' ratios, and
-// the range the counted rounds spread over), and how to read them. Only
-// the latency table is in nanoseconds: a percentile has no baseline to
-// divide by.
+// measured against them, every table as ratios (the median of the
+// per-round ratios, and their interquartile range), and how to read
+// them. Only the latency table is in nanoseconds: a percentile has no
+// baseline to divide by.
 func writeDocument(w io.Writer, rep *report) error {
 	ew := &errWriter{w: w}
 	e := rep.Env
@@ -27,12 +27,22 @@ func writeDocument(w io.Writer, rep *report) error {
 	ew.printf("| Run | |\n| :--- | :--- |\n")
 	ew.printf("| CPU | %s |\n| Cores | %d (GOMAXPROCS %d) |\n| Go | %s %s/%s |\n| locksmith | %s |\n| Started | %s |\n",
 		e.CPU, e.NumCPU, e.GOMAXPROCS, e.GoVersion, e.GOOS, e.GOARCH, rep.Library, rep.Timestamp)
-	ew.printf("| Rounds | %d counted after %d warm-up, the locks visited in turn in each round |\n\n", rep.Rounds, rep.Warmup)
+	ew.printf("| Rounds | %d counted after %d warm-up, the locks visited in turn in each round, in reverse order every other round |\n\n",
+		rep.Rounds, rep.Warmup)
 	ew.printf("%s\n", docIntro)
 
-	if ts := targets(rep); len(ts) > 0 {
+	if len(rep.Targets) > 0 {
 		ew.printf("\n## Targets\n\n%s\n\n", targetsIntro)
-		writeMarkdown(ew, table{header: []string{"question", "measured", "target", "met"}, rows: ts})
+		t := table{header: []string{"question", "measured", "IQR", "target", "met"}}
+		for _, tg := range rep.Targets {
+			op := "≥"
+			if tg.AtMost {
+				op = "≤"
+			}
+			t.rows = append(t.rows, []string{tg.Question, fmt.Sprintf("%.2fx", tg.Ratio.Median), iqr(&tg.Ratio),
+				fmt.Sprintf("%s %.2fx", op, tg.Bound), map[bool]string{true: "yes", false: "no"}[tg.Met]})
+		}
+		writeMarkdown(ew, t)
 	}
 	ew.printf("\n## Tables\n")
 	for _, sec := range rep.Sections {
@@ -48,6 +58,12 @@ func writeDocument(w io.Writer, rep *report) error {
 
 const docIntro = "Ratios, not times: a ratio taken in one process, with the locks measured in turn, survives a noisy or " +
 	"shared machine far better than a nanosecond figure, and says what a user will see relative to what they use now. " +
+	"**Every ratio is paired, round by round:** each round runs every lock once, and a lock's ratio to its baseline is " +
+	"taken within the round, from two runs moments apart; a table shows the median of those per-round ratios and their " +
+	"interquartile range (**IQR**: half the rounds fall inside it). A ratio of two medians, each possibly from a different " +
+	"round, would let a machine that runs slower for a few seconds (a virtual CPU changing state, a neighbour's load) " +
+	"fall on one side of the ratio only. The rounds visit the locks in turn, in reverse order every other round, so that " +
+	"no lock always follows the same one. " +
 	"`floor.GoidLock` (`bench.FloorLock`) is a measuring stick, not a lock to use: " + floorNote + ". " +
 	"A locksmith lock can beat it only by doing that work in fewer instructions: on amd64 their Lock and Unlock " +
 	"are one call each into assembly, where the floor lock's Lock is a call that calls `goid`'s assembly.\n\n" +
@@ -61,15 +77,19 @@ const docIntro = "Ratios, not times: a ratio taken in one process, with the lock
 	"model; on a machine shared with other work (cores well under GOMAXPROCS in the contended tables) their " +
 	"throughput ratios swing widely from round to round, and the CPU-per-op ratios are the steadier figure."
 
-const targetsIntro = "Read off the tables below (medians; uncontended figures in CPU time per op; locksmith's locks in the " +
+const targetsIntro = "Read off the tables below (medians of the per-round ratios, with their IQR; Monitor against Mutex is " +
+	"taken round by round too, from the two rows' CPU times in the same round; uncontended figures in CPU time per op; locksmith's locks in the " +
 	"default detection mode, Cycles, whose fast paths are those of Off; the read-write locks against `sync.RWMutex`). The floor lock cannot be re-entered, so the re-entry target compares a " +
 	"Monitor's re-entry pair with the floor lock's plain pair, the least any pair that checks the owner costs. " +
 	"\"no\" is reported as measured, not hidden: the tables and the README say what limits it."
 
 const docReading = `## Reading the tables
 
-- **vs floor** and **vs sync.Mutex** (uncontended and nested tables) are the lock's median CPU time per op over the
-  baseline's median; **range** is each counted round's over the same baseline median, lowest to highest.
+- Every ratio is the median, over the counted rounds, of the lock's figure in a round over its baseline's in the
+  same round; **IQR** is the interquartile range of those per-round ratios (the 25th to the 75th percentile,
+  interpolated between rounds): half the rounds fall inside it, a quarter below and a quarter above.
+- **vs floor** and **vs sync.Mutex** (uncontended and nested tables) are the lock's CPU time per op over the
+  baseline's.
 - **ops/s** and **CPU/op** (contended) are against ` + "`sync.Mutex`" + ` at the same goroutine count: ops/s above 1 is
   faster, CPU/op above 1 burns more of the machine per critical section (user+system time of the whole process,
   so a lock that spins, or a scheduler that spins looking for work, shows here even when throughput looks good).
@@ -97,19 +117,15 @@ go run golang.org/x/perf/cmd/benchstat@latest new.txt
 ` + "`go test ./bench/...`" + ` without ` + "`-bench`" + ` runs every benchmark once, so that none of them rots.
 `
 
-// docLayout is layout for the document: ratios instead of times.
+// docLayout is layout for the document: ratios instead of times, each the
+// median of the per-round ratios with their interquartile range (IQR).
 func docLayout(sec *section) (string, []table) {
 	switch sec.Kind {
 	case kindPairs, kindNested:
-		floor := floorRow(sec)
-		t := table{header: []string{"lock", "vs floor", "range", "vs sync.Mutex", "range", "real time vs sync.Mutex"}}
+		t := table{header: []string{"lock", "vs floor", "IQR", "vs sync.Mutex", "IQR", "real time vs sync.Mutex"}}
 		for _, r := range sec.Rows {
-			var fl, fr string = "–", "–"
-			if floor != nil {
-				fl, fr = times(r.FloorCPURatio), ratioRange(r.CPUNsPerOp, floor.CPUNsPerOp.Median)
-			}
-			t.rows = append(t.rows, []string{md(r.Lock), fl, fr, times(r.CPURatio), ratioRange(r.CPUNsPerOp, sec.Rows[0].CPUNsPerOp.Median),
-				times(r.Ratio)})
+			t.rows = append(t.rows, []string{md(r.Lock), times(med(r.FloorCPURatio)), iqr(r.FloorCPURatio),
+				times(med(r.CPURatio)), iqr(r.CPURatio), times(med(r.Ratio))})
 		}
 		note := "CPU time per op against the floor lock and against `sync.Mutex`; lower is cheaper. One goroutine runs the loop and " +
 			"nothing else in the process runs, so its CPU time is the loop's time on a CPU, which other processes on a shared machine " +
@@ -122,15 +138,12 @@ func docLayout(sec *section) (string, []table) {
 		var ts []table
 		for _, g := range goroutinesOf(sec) {
 			t := table{heading: fmt.Sprintf("%d goroutine%s", g, plural(g)),
-				header: []string{"lock", "ops/s vs sync.Mutex", "range", "CPU/op vs sync.Mutex", "range", "cores"}}
-			base := baseRow(sec, g)
+				header: []string{"lock", "ops/s vs sync.Mutex", "IQR", "CPU/op vs sync.Mutex", "IQR", "cores"}}
 			for _, r := range sec.Rows {
-				if r.Goroutines != g || base == nil {
+				if r.Goroutines != g {
 					continue
 				}
-				t.rows = append(t.rows, []string{md(r.Lock),
-					times(r.Ratio), ratioRange(r.OpsPerSec, base.OpsPerSec.Median),
-					times(r.CPURatio), ratioRange(r.CPUNsPerOp, base.CPUNsPerOp.Median),
+				t.rows = append(t.rows, []string{md(r.Lock), times(med(r.Ratio)), iqr(r.Ratio), times(med(r.CPURatio)), iqr(r.CPURatio),
 					fmt.Sprintf("%.2f", r.Cores.Median)})
 			}
 			ts = append(ts, t)
@@ -141,16 +154,12 @@ func docLayout(sec *section) (string, []table) {
 		var ts []table
 		for _, access := range []string{accessRead, accessWrite} {
 			t := table{heading: accessHeading(access),
-				header: []string{"lock", "vs sync.RWMutex", "range", "real time vs sync.RWMutex"}}
-			var base *row
+				header: []string{"lock", "vs sync.RWMutex", "IQR", "real time vs sync.RWMutex"}}
 			for _, r := range sec.Rows {
 				if r.Access != access {
 					continue
 				}
-				if base == nil {
-					base = r
-				}
-				t.rows = append(t.rows, []string{md(r.Lock), times(r.CPURatio), ratioRange(r.CPUNsPerOp, base.CPUNsPerOp.Median), times(r.Ratio)})
+				t.rows = append(t.rows, []string{md(r.Lock), times(med(r.CPURatio)), iqr(r.CPURatio), times(med(r.Ratio))})
 			}
 			ts = append(ts, t)
 		}
@@ -160,15 +169,12 @@ func docLayout(sec *section) (string, []table) {
 		var ts []table
 		for _, k := range mixesOf(sec) {
 			t := table{heading: fmt.Sprintf("%d %% reads, %d goroutine%s", k.reads, k.g, plural(k.g)),
-				header: []string{"lock", "ops/s vs sync.RWMutex", "range", "CPU/op vs sync.RWMutex", "range", "cores"}}
-			base := rwMixBase(sec, k)
+				header: []string{"lock", "ops/s vs sync.RWMutex", "IQR", "CPU/op vs sync.RWMutex", "IQR", "cores"}}
 			for _, r := range sec.Rows {
-				if r.Reads != k.reads || r.Goroutines != k.g || base == nil {
+				if r.Reads != k.reads || r.Goroutines != k.g {
 					continue
 				}
-				t.rows = append(t.rows, []string{md(r.Lock),
-					times(r.Ratio), ratioRange(r.OpsPerSec, base.OpsPerSec.Median),
-					times(r.CPURatio), ratioRange(r.CPUNsPerOp, base.CPUNsPerOp.Median),
+				t.rows = append(t.rows, []string{md(r.Lock), times(med(r.Ratio)), iqr(r.Ratio), times(med(r.CPURatio)), iqr(r.CPURatio),
 					fmt.Sprintf("%.2f", r.Cores.Median)})
 			}
 			ts = append(ts, t)
@@ -189,22 +195,17 @@ func docLayout(sec *section) (string, []table) {
 		}
 		return note, out
 	case kindPool:
-		t := table{header: []string{"lock", "acquire/s vs sync.Mutex", "range", "CPU/op vs sync.Mutex", "cores"}}
-		base := sec.Rows[0]
+		t := table{header: []string{"lock", "acquire/s vs sync.Mutex", "IQR", "CPU/op vs sync.Mutex", "IQR", "cores"}}
 		for _, r := range sec.Rows {
-			t.rows = append(t.rows, []string{md(r.Lock), times(r.Ratio), ratioRange(*r.Acquire, base.Acquire.Median),
-				times(ratio(r.CPUNsPerOp.Median, base.CPUNsPerOp.Median)), fmt.Sprintf("%.2f", r.Cores.Median)})
+			t.rows = append(t.rows, []string{md(r.Lock), times(med(r.Ratio)), iqr(r.Ratio), times(med(r.CPURatio)), iqr(r.CPURatio),
+				fmt.Sprintf("%.2f", r.Cores.Median)})
 		}
 		return "Acquisitions per second and CPU per pool operation against `sync.Mutex`; the channels that hand " +
 			"connections between goroutines cost the same for every lock, so the ratios are smaller than the locks' own difference.", []table{t}
 	case kindBatch:
-		t := table{header: []string{"queue", "batch", "items/s vs batch 1", "range", "cores"}}
+		t := table{header: []string{"queue", "batch", "items/s vs batch 1", "IQR", "cores"}}
 		for _, r := range sec.Rows {
-			one := r.OpsPerSec.Median
-			if r.Ratio != 0 {
-				one = r.OpsPerSec.Median / r.Ratio
-			}
-			t.rows = append(t.rows, []string{md(r.Lock), strconv.Itoa(r.Batch), times(r.Ratio), ratioRange(r.OpsPerSec, one),
+			t.rows = append(t.rows, []string{md(r.Lock), strconv.Itoa(r.Batch), times(med(r.Ratio)), iqr(r.Ratio),
 				fmt.Sprintf("%.2f", r.Cores.Median)})
 		}
 		return "Items per second against the same queue moving one item at a time.", []table{t}
@@ -212,12 +213,21 @@ func docLayout(sec *section) (string, []table) {
 	return "", nil
 }
 
-// ratioRange formats the counted rounds' spread of s as ratios to base.
-func ratioRange(s stat, base float64) string {
-	if base == 0 {
+// med is the median of a paired ratio; 0, which times shows as "–",
+// for none.
+func med(r *ratioStat) float64 {
+	if r == nil {
+		return 0
+	}
+	return r.Median
+}
+
+// iqr formats the interquartile range of a paired ratio's rounds.
+func iqr(r *ratioStat) string {
+	if r == nil || r.Median == 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.2f–%.2f", s.Min/base, s.Max/base)
+	return fmt.Sprintf("%.2f–%.2f", r.Q1, r.Q3)
 }
 
 func md(name string) string { return "`" + name + "`" }
@@ -231,27 +241,23 @@ func floorRow(sec *section) *row {
 	return nil
 }
 
-func baseRow(sec *section, g int) *row {
-	for _, r := range sec.Rows {
-		if r.Goroutines == g && r.Lock == bench.Locks()[0].Name {
-			return r
-		}
-	}
-	return nil
-}
-
-func rwMixBase(sec *section, k mix) *row {
-	for _, r := range sec.Rows {
-		if r.Reads == k.reads && r.Goroutines == k.g && r.Lock == bench.RWLocks()[0].Name {
-			return r
-		}
-	}
-	return nil
+// target is one speed target checked against a run: a paired ratio (see
+// ratioStat) and the bound its median must meet.
+type target struct {
+	Question string    `json:"question"`
+	Ratio    ratioStat `json:"ratio"`
+	AtMost   bool      `json:"at_most"` // the median must be at most Bound; else at least Bound
+	Bound    float64   `json:"bound"`
+	// Met is judged on the median rounded to two decimals, as the
+	// document shows it.
+	Met bool `json:"met"`
 }
 
 // targets checks the run against the uncontended and contended targets,
-// one row per target whose locks were measured.
-func targets(rep *report) [][]string {
+// one per target whose locks were measured. It needs the rows' rounds:
+// Monitor against Mutex is a ratio between two rows, neither of them a
+// baseline, taken round by round as the rows' own ratios are.
+func targets(rep *report) []target {
 	var pairs, contended, rwPairs, rwMix *section
 	for _, s := range rep.Sections {
 		switch s.Kind {
@@ -265,15 +271,17 @@ func targets(rep *report) [][]string {
 			rwMix = s
 		}
 	}
-	var out [][]string
-	check := func(q string, v float64, atMost bool, target float64) {
-		v = math.Round(v*100) / 100 // judged as shown
-		met := v <= target
-		op := "≤"
-		if !atMost {
-			met, op = v >= target, "≥"
+	var out []target
+	check := func(q string, r *ratioStat, atMost bool, bound float64) {
+		if r == nil {
+			return
 		}
-		out = append(out, []string{q, fmt.Sprintf("%.2fx", v), fmt.Sprintf("%s %.2fx", op, target), map[bool]string{true: "yes", false: "no"}[met]})
+		v := math.Round(r.Median*100) / 100 // judged as shown
+		met := v <= bound
+		if !atMost {
+			met = v >= bound
+		}
+		out = append(out, target{Question: q, Ratio: *r, AtMost: atMost, Bound: bound, Met: met})
 	}
 	mode := "cycles"
 	find := func(sec *section, name string, g int) *row {
@@ -302,7 +310,7 @@ func targets(rep *report) [][]string {
 			check("`monitor.Monitor` re-entry pair (depth2) vs floor pair", re.FloorCPURatio, true, 0.8)
 		}
 		if mu != nil && mo != nil {
-			check("`monitor.Monitor` vs `mutex.Mutex`, first entry", ratio(mo.CPUNsPerOp.Median, mu.CPUNsPerOp.Median), true, 1.1)
+			check("`monitor.Monitor` vs `mutex.Mutex`, first entry", paired(mo, mu, cpuNsPerOp), true, 1.1)
 		}
 	}
 	if contended != nil {

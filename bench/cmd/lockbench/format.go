@@ -53,7 +53,9 @@ func writeTables(w io.Writer, rep *report, md bool) error {
 	e := rep.Env
 	head := fmt.Sprintf("lockbench: %s %s/%s, %s, %d CPUs, GOMAXPROCS %d; locksmith %s; %s",
 		e.GoVersion, e.GOOS, e.GOARCH, e.CPU, e.NumCPU, e.GOMAXPROCS, rep.Library, rep.Timestamp)
-	info := fmt.Sprintf("%d counted rounds after %d warm-up; tables show the median, with min–max; work: %v = %d loop rounds inside, %v = %d outside",
+	info := fmt.Sprintf("%d counted rounds after %d warm-up, in reverse order every other round; tables show the median, with min–max; "+
+		"a ratio is the median of the per-round ratios, each taken against the baseline in the same round (json and markdown add their IQR); "+
+		"work: %v = %d loop rounds inside, %v = %d outside",
 		rep.Rounds, rep.Warmup, dur(rep.Work.InsideNs), rep.Work.InsideIters, dur(rep.Work.OutsideNs), rep.Work.OutsideIters)
 	cmd := "go run ./bench/cmd/lockbench " + strings.Join(rep.Args, " ")
 	if md {
@@ -147,8 +149,8 @@ func layout(sec *section) (string, []table) {
 			t.rows = append(t.rows, []string{
 				r.Lock,
 				secs(r.UserNs), secs(r.SysNs), secs(r.UserNs + r.SysNs), "(" + secs(r.RealNs) + ")",
-				ns(r.NsPerOp.Median), ns(r.NsPerOp.Min) + "–" + ns(r.NsPerOp.Max), times(r.Ratio), times(r.FloorRatio),
-				times(r.CPURatio), times(r.FloorCPURatio),
+				ns(r.NsPerOp.Median), ns(r.NsPerOp.Min) + "–" + ns(r.NsPerOp.Max), times(med(r.Ratio)), times(med(r.FloorRatio)),
+				times(med(r.CPURatio)), times(med(r.FloorCPURatio)),
 			})
 		}
 		note := "user, system, total and real are seconds (Ruby's Benchmark.bm) from the round with the median real time; ratio is " +
@@ -173,7 +175,7 @@ func layout(sec *section) (string, []table) {
 					r.Lock,
 					rate(r.OpsPerSec.Median), rate(r.OpsPerSec.Min) + "–" + rate(r.OpsPerSec.Max),
 					ns(r.CPUNsPerOp.Median), ns(r.CPUNsPerOp.Min) + "–" + ns(r.CPUNsPerOp.Max),
-					fmt.Sprintf("%.2f", r.Cores.Median), times(r.Ratio), times(r.CPURatio),
+					fmt.Sprintf("%.2f", r.Cores.Median), times(med(r.Ratio)), times(med(r.CPURatio)),
 				})
 			}
 			ts = append(ts, t)
@@ -194,7 +196,7 @@ func layout(sec *section) (string, []table) {
 				t.rows = append(t.rows, []string{
 					r.Lock,
 					secs(r.UserNs), secs(r.SysNs), secs(r.UserNs + r.SysNs), "(" + secs(r.RealNs) + ")",
-					ns(r.NsPerOp.Median), ns(r.NsPerOp.Min) + "–" + ns(r.NsPerOp.Max), times(r.Ratio), times(r.CPURatio),
+					ns(r.NsPerOp.Median), ns(r.NsPerOp.Min) + "–" + ns(r.NsPerOp.Max), times(med(r.Ratio)), times(med(r.CPURatio)),
 				})
 			}
 			ts = append(ts, t)
@@ -215,7 +217,7 @@ func layout(sec *section) (string, []table) {
 					r.Lock,
 					rate(r.OpsPerSec.Median), rate(r.OpsPerSec.Min) + "–" + rate(r.OpsPerSec.Max),
 					ns(r.CPUNsPerOp.Median), ns(r.CPUNsPerOp.Min) + "–" + ns(r.CPUNsPerOp.Max),
-					fmt.Sprintf("%.2f", r.Cores.Median), times(r.Ratio), times(r.CPURatio),
+					fmt.Sprintf("%.2f", r.Cores.Median), times(med(r.Ratio)), times(med(r.CPURatio)),
 				})
 			}
 			ts = append(ts, t)
@@ -259,7 +261,7 @@ func layout(sec *section) (string, []table) {
 				r.Lock,
 				rate(r.Acquire.Median), rate(r.Acquire.Min) + "–" + rate(r.Acquire.Max),
 				rate(r.Release.Median), rate(r.Remove.Median),
-				ns(r.CPUNsPerOp.Median), fmt.Sprintf("%.2f", r.Cores.Median), times(r.Ratio),
+				ns(r.CPUNsPerOp.Median), fmt.Sprintf("%.2f", r.Cores.Median), times(med(r.Ratio)),
 			})
 		}
 		return "Acquirers hand every fourth connection to the remover and the rest to the releasers over buffered channels (the same for every lock). " +
@@ -270,7 +272,7 @@ func layout(sec *section) (string, []table) {
 			t.rows = append(t.rows, []string{
 				r.Lock, strconv.Itoa(r.Batch),
 				rate(r.OpsPerSec.Median), rate(r.OpsPerSec.Min) + "–" + rate(r.OpsPerSec.Max),
-				ns(r.NsPerOp.Median), ns(r.CPUNsPerOp.Median), fmt.Sprintf("%.2f", r.Cores.Median), times(r.Ratio),
+				ns(r.NsPerOp.Median), ns(r.CPUNsPerOp.Median), fmt.Sprintf("%.2f", r.Cores.Median), times(med(r.Ratio)),
 			})
 		}
 		return "batchqueue is a monitor.Monitor with two conditions (PutBatch/TakeBatch take the lock once per batch); chan is a buffered channel " +
@@ -361,7 +363,9 @@ func times(r float64) string {
 }
 
 // csvHeader is the flat form of a row: one line per row of every section;
-// fields a section does not have are empty.
+// fields a section does not have are empty. The ratio columns are the
+// medians of the per-round ratios (see ratioStat), the _q1 and _q3
+// columns their interquartile range.
 var csvHeader = []string{
 	"timestamp", "go_version", "cpu", "num_cpu", "library_version",
 	"section", "lock", "goroutines", "batch", "ops", "rounds",
@@ -373,6 +377,8 @@ var csvHeader = []string{
 	"acquire_per_sec", "release_per_sec", "remove_per_sec",
 	"lat_min_ns", "lat_p50_ns", "lat_p90_ns", "lat_p95_ns", "lat_p99_ns", "lat_p99_9_ns", "lat_max_ns", "lat_total_ns", "lat_iterations",
 	"access", "reads_percent",
+	"ratio_q1", "ratio_q3", "cpu_ratio_q1", "cpu_ratio_q3",
+	"floor_ratio_q1", "floor_ratio_q3", "floor_cpu_ratio_q1", "floor_cpu_ratio_q3",
 }
 
 func writeCSV(w io.Writer, rep *report) error {
@@ -394,6 +400,12 @@ func writeCSV(w io.Writer, rep *report) error {
 		}
 		return f(v)
 	}
+	quartiles := func(r *ratioStat) []string {
+		if r == nil || r.Median == 0 {
+			return []string{"", ""}
+		}
+		return []string{f(r.Q1), f(r.Q3)}
+	}
 	for _, sec := range rep.Sections {
 		for _, r := range sec.Rows {
 			rec := []string{
@@ -403,7 +415,7 @@ func writeCSV(w io.Writer, rep *report) error {
 				f(r.NsPerOp.Median), f(r.NsPerOp.Min), f(r.NsPerOp.Max),
 				f(r.OpsPerSec.Median), f(r.OpsPerSec.Min), f(r.OpsPerSec.Max),
 				f(r.CPUNsPerOp.Median), f(r.CPUNsPerOp.Min), f(r.CPUNsPerOp.Max),
-				f(r.Cores.Median), nz(r.Ratio), nz(r.CPURatio), nz(r.FloorRatio), nz(r.FloorCPURatio),
+				f(r.Cores.Median), nz(med(r.Ratio)), nz(med(r.CPURatio)), nz(med(r.FloorRatio)), nz(med(r.FloorCPURatio)),
 			}
 			if r.Acquire != nil {
 				rec = append(rec, f(r.Acquire.Median), f(r.Release.Median), f(r.Remove.Median))
@@ -416,6 +428,9 @@ func writeCSV(w io.Writer, rep *report) error {
 				rec = append(rec, make([]string, 9)...)
 			}
 			rec = append(rec, r.Access, opt(r.Reads))
+			for _, q := range []*ratioStat{r.Ratio, r.CPURatio, r.FloorRatio, r.FloorCPURatio} {
+				rec = append(rec, quartiles(q)...)
+			}
 			if err := cw.Write(rec); err != nil {
 				return err
 			}

@@ -25,9 +25,14 @@
 //
 // Each measurement is repeated -rounds times after -warmup rounds that are
 // not counted (JRuby's Monitor cost 5.3x its Mutex cold and 2.15x warm);
-// tables show the median with the min and max. Rounds visit the locks in
-// turn, so that a noisy moment on a shared machine spreads over all of
-// them. -latency measures a percentile table of lock-acquire latency
+// tables show the median with the min and max. A round visits every lock
+// in turn, in reverse order every other round, so that no lock always
+// runs right after the same one. Every ratio is paired: it is taken
+// round by round, a lock's figure over its baseline's in the same round,
+// and reported as the median of the per-round ratios with their
+// interquartile range (the markdown and json outputs; the text tables
+// show the median only), so that a spell in which the machine runs
+// slower weighs on both sides of a ratio. -latency measures a percentile table of lock-acquire latency
 // (HdrHistogram, with the clock's own overhead subtracted): alone it is
 // the only table, with -workload headline or all it is added. -workload
 // pool runs Jetty's connection-pool workload and -workload batch the

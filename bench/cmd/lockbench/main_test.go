@@ -213,10 +213,10 @@ func TestMarkdown(t *testing.T) {
 	assert.Contains(t, stdout, "| Go | "+env.GoVersion)
 	assert.Contains(t, stdout, "**Where ratios depend on the CPU.**")
 	assert.Contains(t, stdout, "## Targets")
-	assert.Regexp(t, "\\| `mutex.Mutex` pair vs floor pair \\| \\d+\\.\\d\\dx \\| ≤ 1.00x \\| (yes|no) \\|", stdout)
-	assert.Regexp(t, "\\| `monitor.Monitor` re-entry pair \\(depth2\\) vs floor pair \\| \\d+\\.\\d\\dx \\| ≤ 0.80x", stdout)
+	assert.Regexp(t, "\\| `mutex.Mutex` pair vs floor pair \\| \\d+\\.\\d\\dx \\| \\d+\\.\\d\\d–\\d+\\.\\d\\d \\| ≤ 1.00x \\| (yes|no) \\|", stdout)
+	assert.Regexp(t, "\\| `monitor.Monitor` re-entry pair \\(depth2\\) vs floor pair \\| \\d+\\.\\d\\dx \\| \\d+\\.\\d\\d–\\d+\\.\\d\\d \\| ≤ 0.80x", stdout)
 	assert.Contains(t, stdout, "### Uncontended: 1,000 Lock/Unlock pairs")
-	assert.Contains(t, stdout, "| lock | vs floor | range | vs sync.Mutex | range |")
+	assert.Contains(t, stdout, "| lock | vs floor | IQR | vs sync.Mutex | IQR |")
 	assert.Contains(t, stdout, "| `floor.GoidLock` | 1.00x |")
 	assert.NotContains(t, stdout, "ns/pair", "ratios, not times")
 	assert.Contains(t, stdout, "| :--- |")
@@ -234,22 +234,22 @@ func TestMarkdownRW(t *testing.T) {
 	code, stdout, stderr := runArgs(t, append([]string{"-format", "markdown", "-quiet", "-workload", "rw"}, tiny...)...)
 	require.Equal(t, exitOK, code, stderr)
 	for _, re := range []string{
-		"\\| `mutex.RWMutex` read pair vs `sync.RWMutex` read pair \\| \\d+\\.\\d\\dx \\| ≤ 3.00x \\| (yes|no) \\|",
-		"\\| `monitor.RWMonitor` first read pair vs `sync.RWMutex` read pair \\| \\d+\\.\\d\\dx \\| ≤ 3.00x \\| (yes|no) \\|",
-		"\\| `monitor.RWMonitor` re-entrant read pair \\(depth2\\) vs `sync.RWMutex` read pair \\| \\d+\\.\\d\\dx \\| ≤ 1.50x \\| (yes|no) \\|",
-		"\\| `mutex.RWMutex` write pair vs `sync.RWMutex` write pair \\| \\d+\\.\\d\\dx \\| ≤ 1.50x \\| (yes|no) \\|",
-		"\\| `monitor.RWMonitor` write pair vs `sync.RWMutex` write pair \\| \\d+\\.\\d\\dx \\| ≤ 1.50x \\| (yes|no) \\|",
-		"\\| `mutex.RWMutex/detect=cycles`, 99 % reads, 2 goroutines: ops/s vs `sync.RWMutex` \\| \\d+\\.\\d\\dx \\| ≥ 0.80x \\| (yes|no) \\|",
-		"\\| `monitor.RWMonitor/detect=cycles`, 90 % reads, 1 goroutine: CPU/op vs `sync.RWMutex` \\| \\d+\\.\\d\\dx \\| ≤ 1.30x \\| (yes|no) \\|",
+		"\\| `mutex.RWMutex` read pair vs `sync.RWMutex` read pair \\| \\d+\\.\\d\\dx \\| \\d+\\.\\d\\d–\\d+\\.\\d\\d \\| ≤ 3.00x \\| (yes|no) \\|",
+		"\\| `monitor.RWMonitor` first read pair vs `sync.RWMutex` read pair \\| \\d+\\.\\d\\dx \\| \\d+\\.\\d\\d–\\d+\\.\\d\\d \\| ≤ 3.00x \\| (yes|no) \\|",
+		"\\| `monitor.RWMonitor` re-entrant read pair \\(depth2\\) vs `sync.RWMutex` read pair \\| \\d+\\.\\d\\dx \\| \\d+\\.\\d\\d–\\d+\\.\\d\\d \\| ≤ 1.50x \\| (yes|no) \\|",
+		"\\| `mutex.RWMutex` write pair vs `sync.RWMutex` write pair \\| \\d+\\.\\d\\dx \\| \\d+\\.\\d\\d–\\d+\\.\\d\\d \\| ≤ 1.50x \\| (yes|no) \\|",
+		"\\| `monitor.RWMonitor` write pair vs `sync.RWMutex` write pair \\| \\d+\\.\\d\\dx \\| \\d+\\.\\d\\d–\\d+\\.\\d\\d \\| ≤ 1.50x \\| (yes|no) \\|",
+		"\\| `mutex.RWMutex/detect=cycles`, 99 % reads, 2 goroutines: ops/s vs `sync.RWMutex` \\| \\d+\\.\\d\\dx \\| \\d+\\.\\d\\d–\\d+\\.\\d\\d \\| ≥ 0.80x \\| (yes|no) \\|",
+		"\\| `monitor.RWMonitor/detect=cycles`, 90 % reads, 1 goroutine: CPU/op vs `sync.RWMutex` \\| \\d+\\.\\d\\dx \\| \\d+\\.\\d\\d–\\d+\\.\\d\\d \\| ≤ 1.30x \\| (yes|no) \\|",
 	} {
 		assert.Regexp(t, re, stdout)
 	}
 	assert.Contains(t, stdout, "**read pairs (RLock/RUnlock)**")
 	assert.Contains(t, stdout, "**write pairs (Lock/Unlock)**")
-	assert.Contains(t, stdout, "| lock | vs sync.RWMutex | range | real time vs sync.RWMutex |")
+	assert.Contains(t, stdout, "| lock | vs sync.RWMutex | IQR | real time vs sync.RWMutex |")
 	assert.Contains(t, stdout, "| `sync.RWMutex` | 1.00x |")
 	assert.Contains(t, stdout, "**99 % reads, 2 goroutines**")
-	assert.Contains(t, stdout, "| lock | ops/s vs sync.RWMutex | range | CPU/op vs sync.RWMutex | range | cores |")
+	assert.Contains(t, stdout, "| lock | ops/s vs sync.RWMutex | IQR | CPU/op vs sync.RWMutex | IQR | cores |")
 	for _, line := range strings.Split(stdout, "\n") {
 		if strings.HasPrefix(line, "|") {
 			assert.True(t, strings.HasSuffix(line, "|"), "table row %q", line)
@@ -285,9 +285,9 @@ func TestJSON(t *testing.T) {
 	require.Contains(t, kinds, kindLatency)
 	pairs := kinds[kindPairs]
 	assert.Equal(t, "sync.Mutex", pairs.Rows[0].Lock, "the baseline is always first")
-	assert.InDelta(t, 1, pairs.Rows[0].Ratio, 1e-9)
+	assert.InDelta(t, 1, pairs.Rows[0].Ratio.Median, 1e-9)
 	assert.Equal(t, "floor.GoidLock", pairs.Rows[1].Lock, "the floor lock is always second")
-	assert.InDelta(t, 1, pairs.Rows[1].FloorRatio, 1e-9)
+	assert.InDelta(t, 1, pairs.Rows[1].FloorRatio.Median, 1e-9)
 	assert.Len(t, pairs.Rows, 5)
 	for _, r := range pairs.Rows {
 		assert.EqualValues(t, 1000, r.Ops)
@@ -299,7 +299,7 @@ func TestJSON(t *testing.T) {
 	assert.Equal(t, int64(bench.ClockOverhead()), kinds[kindLatency].ClockNs, "the clock overhead subtracted")
 	for _, r := range kinds[kindContended].Rows {
 		assert.Contains(t, []int{1, 2}, r.Goroutines)
-		assert.Positive(t, r.Ratio)
+		assert.Positive(t, r.Ratio.Median)
 	}
 	for _, r := range kinds[kindLatency].Rows {
 		require.NotNil(t, r.Latency, r.Lock)
@@ -380,22 +380,22 @@ func TestRWJSONAndCSV(t *testing.T) {
 		}
 		assert.Equal(t, want, r.Access, r.Lock)
 		assert.EqualValues(t, 1000, r.Ops)
-		assert.Positive(t, r.CPURatio, r.Lock)
+		assert.Positive(t, r.CPURatio.Median, r.Lock)
 	}
 	assert.Equal(t, "sync.RWMutex", pairs.Rows[0].Lock)
 	assert.Equal(t, "sync.RWMutex", pairs.Rows[5].Lock)
-	assert.InDelta(t, 1, pairs.Rows[0].Ratio, 1e-9)
-	assert.InDelta(t, 1, pairs.Rows[5].Ratio, 1e-9)
-	assert.InDelta(t, pairs.Rows[1].NsPerOp.Median/pairs.Rows[0].NsPerOp.Median, pairs.Rows[1].Ratio, 1e-9, "read against read")
-	assert.InDelta(t, pairs.Rows[6].NsPerOp.Median/pairs.Rows[5].NsPerOp.Median, pairs.Rows[6].Ratio, 1e-9, "write against write")
+	assert.InDelta(t, 1, pairs.Rows[0].Ratio.Median, 1e-9)
+	assert.InDelta(t, 1, pairs.Rows[5].Ratio.Median, 1e-9)
+	assert.InDelta(t, pairs.Rows[1].NsPerOp.Median/pairs.Rows[0].NsPerOp.Median, pairs.Rows[1].Ratio.Median, 1e-9, "read against read")
+	assert.InDelta(t, pairs.Rows[6].NsPerOp.Median/pairs.Rows[5].NsPerOp.Median, pairs.Rows[6].Ratio.Median, 1e-9, "write against write")
 	require.Len(t, mixes.Rows, 2*2*5, "2 read shares, 2 goroutine counts, 5 locks")
 	for _, r := range mixes.Rows {
 		assert.Contains(t, []int{90, 99}, r.Reads, r.Lock)
 		assert.Contains(t, []int{1, 2}, r.Goroutines, r.Lock)
-		assert.Positive(t, r.Ratio, r.Lock)
+		assert.Positive(t, r.Ratio.Median, r.Lock)
 		if r.Lock == "sync.RWMutex" {
-			assert.InDelta(t, 1, r.Ratio, 1e-9)
-			assert.InDelta(t, 1, r.CPURatio, 1e-9)
+			assert.InDelta(t, 1, r.Ratio.Median, 1e-9)
+			assert.InDelta(t, 1, r.CPURatio.Median, 1e-9)
 		}
 	}
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"time"
@@ -26,6 +27,9 @@ type report struct {
 	Warmup   int        `json:"warmup"`
 	Work     workInfo   `json:"work"`
 	Sections []*section `json:"sections"`
+	// Targets are the speed targets checked against the run (see
+	// targets), in the order the document lists them.
+	Targets []target `json:"targets,omitempty"`
 }
 
 type workInfo struct {
@@ -80,15 +84,64 @@ type stat struct {
 func statOf(xs []float64) stat {
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
+	if len(s) == 0 {
 		return stat{}
 	}
-	med := s[n/2]
-	if n%2 == 0 {
-		med = (s[n/2-1] + s[n/2]) / 2
+	return stat{Median: quantile(s, 0.5), Min: s[0], Max: s[len(s)-1]}
+}
+
+// ratioStat is a lock's ratio to a baseline over the counted rounds,
+// taken round by round: Median is the median of the per-round ratios, Q1
+// and Q3 bound their interquartile range (the middle half of the rounds),
+// Min and Max are the extremes.
+//
+// Within a round every lock runs once, moments from its baseline, so the
+// ratio of the two in one round is a paired measure: a spell in which the
+// machine runs slower (a virtual CPU that switches between a fast and a
+// slow state for seconds, a neighbour's load) weighs on both sides of it.
+// The ratio of the two medians would not be: each median can come from a
+// different round, one from each side of such a change, which on a shared
+// virtual CPU can move a ratio by a fifth between runs.
+type ratioStat struct {
+	Median float64 `json:"median"`
+	Q1     float64 `json:"q1"`
+	Q3     float64 `json:"q3"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+// pairedRatio returns the ratio of xs to bases round by round, xs[k] to
+// bases[k], summarised as a ratioStat. A round whose baseline is 0, or
+// whose ratio is not finite, has no ratio and is left out; with none
+// left, the result is the zero ratioStat, which the writers show as "–".
+func pairedRatio(xs, bases []float64) ratioStat {
+	rs := make([]float64, 0, len(xs))
+	for k := range min(len(xs), len(bases)) {
+		if bases[k] == 0 {
+			continue
+		}
+		if r := xs[k] / bases[k]; !math.IsNaN(r) && !math.IsInf(r, 0) {
+			rs = append(rs, r)
+		}
 	}
-	return stat{Median: med, Min: s[0], Max: s[n-1]}
+	if len(rs) == 0 {
+		return ratioStat{}
+	}
+	slices.Sort(rs)
+	return ratioStat{Median: quantile(rs, 0.5), Q1: quantile(rs, 0.25), Q3: quantile(rs, 0.75), Min: rs[0], Max: rs[len(rs)-1]}
+}
+
+// quantile returns the p-quantile of the sorted, non-empty s, linearly
+// interpolated between the two nearest ranks (the estimate of R's default
+// type 7 and numpy's): the median of an even count is the mean of the
+// middle two, and the quartiles of 21 rounds are the 6th and 16th values.
+func quantile(s []float64, p float64) float64 {
+	h := p * float64(len(s)-1)
+	lo := int(math.Floor(h))
+	if lo+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[lo] + (h-float64(lo))*(s[lo+1]-s[lo])
 }
 
 // row is one lock's (or queue's) line in a table.
@@ -110,23 +163,41 @@ type row struct {
 	SysNs  int64 `json:"sys_ns"`
 	RealNs int64 `json:"real_ns"`
 
-	NsPerOp    stat    `json:"ns_per_op"`
-	OpsPerSec  stat    `json:"ops_per_sec"`
-	CPUNsPerOp stat    `json:"cpu_ns_per_op"`
-	Cores      stat    `json:"cores"`
-	Ratio      float64 `json:"ratio,omitempty"`       // see section writers: vs sync.Mutex (sync.RWMutex for rw sections), or vs batch 1
-	FloorRatio float64 `json:"floor_ratio,omitempty"` // pairs and nested: ns/op vs the floor lock
-	CPURatio   float64 `json:"cpu_ratio,omitempty"`   // CPU-ns/op vs sync.Mutex (sync.RWMutex for rw sections)
+	NsPerOp    stat `json:"ns_per_op"`
+	OpsPerSec  stat `json:"ops_per_sec"`
+	CPUNsPerOp stat `json:"cpu_ns_per_op"`
+	Cores      stat `json:"cores"`
+
+	// The ratios are paired, round by round (see ratioStat); nil where the
+	// section has no such ratio.
+
+	// Ratio is against the section's baseline in the same round: ns/op
+	// against sync.Mutex (pairs, nested) or sync.RWMutex's pair of the
+	// same access (rwpairs); ops/s against sync.Mutex (contended) or
+	// sync.RWMutex (rwmix) at the same goroutine count and read share;
+	// acquire/s against sync.Mutex (pool); items/s against the same queue
+	// at batch 1 (batch).
+	Ratio *ratioStat `json:"ratio,omitempty"`
+	// CPURatio is CPU-ns/op against the same baseline as Ratio (not in
+	// the batch section).
+	CPURatio *ratioStat `json:"cpu_ratio,omitempty"`
+	// FloorRatio (pairs and nested) is ns/op against the floor lock.
+	FloorRatio *ratioStat `json:"floor_ratio,omitempty"`
 	// FloorCPURatio (pairs and nested) is CPU-ns/op against the floor
 	// lock: the figure the uncontended targets are read from, see
 	// simpleSection.
-	FloorCPURatio float64 `json:"floor_cpu_ratio,omitempty"`
+	FloorCPURatio *ratioStat `json:"floor_cpu_ratio,omitempty"`
 
 	Acquire *stat `json:"acquire_per_sec,omitempty"` // pool
 	Release *stat `json:"release_per_sec,omitempty"`
 	Remove  *stat `json:"remove_per_sec,omitempty"`
 
 	Latency *latencyStats `json:"latency,omitempty"`
+
+	// rounds holds the results of the counted rounds, in round order, for
+	// the ratios between rows that measure computes once every section is
+	// done (the targets); measure then drops them.
+	rounds []bench.Result
 }
 
 // latencyStats is the Kotlin benchmark's percentile row, in nanoseconds.
@@ -175,12 +246,15 @@ type cell struct {
 }
 
 // runCells measures every cell in warmup+rounds passes, visiting the
-// cells in turn in each pass, and returns the counted samples per cell.
+// cells in turn in each pass (in visitOrder), and returns the counted
+// samples per cell, in round order: out[i][k] is cell i in counted round
+// k, so that out[i][k] and out[j][k] ran moments apart.
 func runCells(cfg config, p *progress, title string, cells []cell) ([][]sample, error) {
 	out := make([][]sample, len(cells))
 	p.section(title, len(cells)*(cfg.warmup+cfg.rounds))
 	for pass := range cfg.warmup + cfg.rounds {
-		for i, c := range cells {
+		for _, i := range visitOrder(pass, len(cells)) {
+			c := cells[i]
 			restore := func() {}
 			if c.setup != nil {
 				restore = c.setup()
@@ -200,6 +274,33 @@ func runCells(cfg config, p *progress, title string, cells []cell) ([][]sample, 
 	return out, nil
 }
 
+// visitOrder returns the order in which pass visits n cells: first to
+// last in even passes, last to first in odd ones.
+//
+// In a fixed order each cell would always run right after the same one
+// and at the same distance before or after its baseline, so whatever a
+// run leaves behind for the next (a warm or cold cache, a scheduler still
+// spinning down after a contended run, the heap runtime.GC has just
+// swept), and any drift within a round, would fall on the same pairs
+// every round and bias their ratios. Reversing every other pass gives
+// each cell its two neighbours in turn as predecessor, and puts it as far
+// after its baseline in one round as before it in the next, so a drift
+// that is linear over two rounds cancels in the median. Rotating the
+// start instead would keep every cell but the first behind the same
+// neighbour (the circular order does not change); shuffling would spread
+// the gap between a cell and its baseline from adjacent to a whole
+// round, and a paired ratio is the better the closer its two runs are.
+func visitOrder(pass, n int) []int {
+	order := make([]int, n)
+	for j := range order {
+		order[j] = j
+		if pass%2 == 1 {
+			order[j] = n - 1 - j
+		}
+	}
+	return order
+}
+
 // rowOf summarises a cell's samples.
 func rowOf(c cell, ss []sample) *row {
 	r := &row{Lock: c.name, Goroutines: c.g, Batch: c.batch, Access: c.access, Reads: c.reads, Rounds: len(ss)}
@@ -209,6 +310,7 @@ func rowOf(c cell, ss []sample) *row {
 		ops = append(ops, s.res.OpsPerSec())
 		cpu = append(cpu, s.res.CPUNsPerOp())
 		cores = append(cores, s.res.Cores())
+		r.rounds = append(r.rounds, s.res)
 	}
 	r.NsPerOp, r.OpsPerSec, r.CPUNsPerOp, r.Cores = statOf(ns), statOf(ops), statOf(cpu), statOf(cores)
 	med := slices.Clone(ss)
@@ -235,11 +337,23 @@ func rowOf(c cell, ss []sample) *row {
 	return r
 }
 
-func ratio(x, base float64) float64 {
-	if base == 0 {
-		return 0
+// Per-round metrics that ratios are taken of.
+func nsPerOp(r bench.Result) float64    { return r.NsPerOp() }
+func opsPerSec(r bench.Result) float64  { return r.OpsPerSec() }
+func cpuNsPerOp(r bench.Result) float64 { return r.CPUNsPerOp() }
+
+// paired returns the paired ratio (see ratioStat) of x's metric to
+// base's, over the rounds both rows were measured in.
+func paired(x, base *row, metric func(bench.Result) float64) *ratioStat {
+	xs, bs := make([]float64, len(x.rounds)), make([]float64, len(base.rounds))
+	for k, r := range x.rounds {
+		xs[k] = metric(r)
 	}
-	return x / base
+	for k, r := range base.rounds {
+		bs[k] = metric(r)
+	}
+	rs := pairedRatio(xs, bs)
+	return &rs
 }
 
 // measure runs what cfg asks for.
@@ -283,6 +397,12 @@ func measure(cfg config, p *progress) (*report, error) {
 			return nil, err
 		}
 		rep.Sections = append(rep.Sections, sec)
+	}
+	rep.Targets = targets(rep)
+	for _, sec := range rep.Sections {
+		for _, r := range sec.Rows {
+			r.rounds = nil
+		}
 	}
 	p.finish()
 	return rep, nil
@@ -333,11 +453,11 @@ func simpleSection(cfg config, p *progress, kind, title string, ops int, cells [
 		}
 	}
 	for _, r := range sec.Rows {
-		r.Ratio = ratio(r.NsPerOp.Median, sec.Rows[0].NsPerOp.Median)
-		r.CPURatio = ratio(r.CPUNsPerOp.Median, sec.Rows[0].CPUNsPerOp.Median)
+		r.Ratio = paired(r, sec.Rows[0], nsPerOp)
+		r.CPURatio = paired(r, sec.Rows[0], cpuNsPerOp)
 		if floor != nil {
-			r.FloorRatio = ratio(r.NsPerOp.Median, floor.NsPerOp.Median)
-			r.FloorCPURatio = ratio(r.CPUNsPerOp.Median, floor.CPUNsPerOp.Median)
+			r.FloorRatio = paired(r, floor, nsPerOp)
+			r.FloorCPURatio = paired(r, floor, cpuNsPerOp)
 		}
 	}
 	return sec, nil
@@ -376,8 +496,8 @@ func contendedSection(cfg config, p *progress, inside, outside bench.Work) (*sec
 	}
 	for _, r := range sec.Rows {
 		if b := base[r.Goroutines]; b != nil {
-			r.Ratio = ratio(r.OpsPerSec.Median, b.OpsPerSec.Median)
-			r.CPURatio = ratio(r.CPUNsPerOp.Median, b.CPUNsPerOp.Median)
+			r.Ratio = paired(r, b, opsPerSec)
+			r.CPURatio = paired(r, b, cpuNsPerOp)
 		}
 	}
 	return sec, nil
@@ -417,8 +537,17 @@ func poolSection(cfg config, p *progress, _, _ bench.Work) (*section, error) {
 	for i, c := range cells {
 		sec.Rows = append(sec.Rows, rowOf(c, samples[i]))
 	}
-	for _, r := range sec.Rows {
-		r.Ratio = ratio(r.Acquire.Median, sec.Rows[0].Acquire.Median)
+	acquires := func(ss []sample) []float64 {
+		out := make([]float64, len(ss))
+		for k, s := range ss {
+			out[k] = s.pool.Rate(s.pool.Acquires)
+		}
+		return out
+	}
+	for i, r := range sec.Rows {
+		rs := pairedRatio(acquires(samples[i]), acquires(samples[0]))
+		r.Ratio = &rs
+		r.CPURatio = paired(r, sec.Rows[0], cpuNsPerOp)
 	}
 	return sec, nil
 }
@@ -464,7 +593,7 @@ func batchSection(cfg config, p *progress, _, _ bench.Work) (*section, error) {
 	}
 	for _, r := range sec.Rows {
 		if b := one[r.Lock]; b != nil {
-			r.Ratio = ratio(r.OpsPerSec.Median, b.OpsPerSec.Median)
+			r.Ratio = paired(r, b, opsPerSec)
 		}
 	}
 	return sec, nil
@@ -503,8 +632,8 @@ func rwPairsSection(cfg config, p *progress, _, _ bench.Work) (*section, error) 
 	}
 	for _, r := range sec.Rows {
 		b := base[r.Access]
-		r.Ratio = ratio(r.NsPerOp.Median, b.NsPerOp.Median)
-		r.CPURatio = ratio(r.CPUNsPerOp.Median, b.CPUNsPerOp.Median)
+		r.Ratio = paired(r, b, nsPerOp)
+		r.CPURatio = paired(r, b, cpuNsPerOp)
 	}
 	return sec, nil
 }
@@ -543,8 +672,8 @@ func rwMixSection(cfg config, p *progress, inside, outside bench.Work) (*section
 	}
 	for _, r := range sec.Rows {
 		if b := base[key{r.Reads, r.Goroutines}]; b != nil {
-			r.Ratio = ratio(r.OpsPerSec.Median, b.OpsPerSec.Median)
-			r.CPURatio = ratio(r.CPUNsPerOp.Median, b.CPUNsPerOp.Median)
+			r.Ratio = paired(r, b, opsPerSec)
+			r.CPURatio = paired(r, b, cpuNsPerOp)
 		}
 	}
 	return sec, nil
