@@ -403,7 +403,7 @@ func init() {
 	base = c
 	install(c)
 	cfgMu.Unlock()
-	core.SetEngine(engine{})
+	core.SetEngine(&engine{})
 	if inTest {
 		if testLogFile = testLogFlag(os.Args[1:]); testLogFile != "" {
 			core.SetRecheck(recheckEnv)

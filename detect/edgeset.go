@@ -7,6 +7,15 @@ import "sync/atomic"
 // made under graphMu; a table that fills up is replaced whole (readers of
 // the old one may miss an edge added since, which only costs a visit to
 // validate). It holds exactly the graph's edges.
+//
+// A lookup that finds its edge costs three atomic loads (the table, the
+// key, the edge) and no other read when both IDs are below 2^31 (exact
+// keys, below): the lookup every nested acquisition along a known edge
+// makes, where each atomic load costs 100 to 250 ns under the race
+// detector, and each read of the edge's ends to check a hashed key 20 to
+// 40 ns more. A deleted entry leaves a tombstone that no insert reuses
+// (the next rebuild drops it), so a slot that a reader saw holding a key
+// holds that key's edge or nil, never another's.
 var edgeSet edgeTableRef
 
 type edgeTableRef struct{ t atomic.Pointer[edgeTable] }
@@ -25,15 +34,23 @@ type edgeTable struct {
 const (
 	slotEmpty = 0
 	slotTomb  = 1
+	// hashedKey marks a key that is a hash of the two IDs, not the
+	// IDs themselves: lookups check the edge's ends.
+	hashedKey = 1 << 63
 )
 
+// pairKey returns the key of from -> to: exactly from<<32 | to when
+// from < 2^31 and to < 2^32 (IDs count locks from 1, so the key is
+// above slotTomb), else a hash marked hashedKey.
 func pairKey(from, to uint64) uint64 {
-	k := mix(mix(0, from), to)
-	if k <= slotTomb {
-		k += 2
+	if from < 1<<31 && to < 1<<32 {
+		return from<<32 | to
 	}
-	return k
+	return mix(mix(0, from), to) | hashedKey
 }
+
+// slotOf returns where the probe for key k starts, before masking.
+func slotOf(k uint64) uint64 { return mix(k, 0) }
 
 // get returns the edge from -> to (lock IDs), or nil.
 func (r *edgeTableRef) get(from, to uint64) *edge {
@@ -43,11 +60,12 @@ func (r *edgeTableRef) get(from, to uint64) *edge {
 	}
 	k := pairKey(from, to)
 	mask := uint64(len(t.slots) - 1)
-	for i := k & mask; ; i = (i + 1) & mask {
+	for i := slotOf(k) & mask; ; i = (i + 1) & mask {
 		switch t.slots[i].key.Load() {
 		case k:
-			if e := t.slots[i].e.Load(); e != nil && e.from.meta.ID == from && e.to.meta.ID == to {
-				return e
+			e := t.slots[i].e.Load()
+			if k&hashedKey == 0 || e != nil && e.from.meta.ID == from && e.to.meta.ID == to {
+				return e // nil if it was just deleted
 			}
 		case slotEmpty:
 			return nil
@@ -57,7 +75,7 @@ func (r *edgeTableRef) get(from, to uint64) *edge {
 
 func cachedEdge(from, to uint64) *edge { return edgeSet.get(from, to) }
 
-// add inserts e; graphMu is held.
+// add inserts e, into a slot never used in this table; graphMu is held.
 func (r *edgeTableRef) add(e *edge) {
 	t := r.t.Load()
 	if t == nil || (t.used+1)*2 > len(t.slots) {
@@ -65,12 +83,9 @@ func (r *edgeTableRef) add(e *edge) {
 	}
 	k := pairKey(e.from.meta.ID, e.to.meta.ID)
 	mask := uint64(len(t.slots) - 1)
-	for i := k & mask; ; i = (i + 1) & mask {
-		v := t.slots[i].key.Load()
-		if v == slotEmpty || v == slotTomb {
-			if v == slotEmpty {
-				t.used++
-			}
+	for i := slotOf(k) & mask; ; i = (i + 1) & mask {
+		if t.slots[i].key.Load() == slotEmpty {
+			t.used++
 			t.live++
 			t.slots[i].e.Store(e)
 			t.slots[i].key.Store(k) // after e: a reader that sees k sees e
@@ -87,7 +102,7 @@ func (r *edgeTableRef) remove(e *edge) {
 	}
 	k := pairKey(e.from.meta.ID, e.to.meta.ID)
 	mask := uint64(len(t.slots) - 1)
-	for i := k & mask; ; i = (i + 1) & mask {
+	for i := slotOf(k) & mask; ; i = (i + 1) & mask {
 		switch t.slots[i].key.Load() {
 		case k:
 			if t.slots[i].e.Load() == e {
@@ -120,7 +135,7 @@ func (r *edgeTableRef) rebuild(t *edgeTable) *edgeTable {
 			if k == slotEmpty || k == slotTomb {
 				continue
 			}
-			for j := k & mask; ; j = (j + 1) & mask {
+			for j := slotOf(k) & mask; ; j = (j + 1) & mask {
 				if nt.slots[j].key.Load() == slotEmpty {
 					nt.slots[j].e.Store(t.slots[i].e.Load())
 					nt.slots[j].key.Store(k)

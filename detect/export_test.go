@@ -239,7 +239,8 @@ func WatchdogPending() int { return int(wd.pending.Load()) }
 // it, idle, as a goroutine's first lock and last unlock in Order mode do.
 func EnterLeave() {
 	g := gid.Get()
-	enter(g, true).leave(g)
+	s := enter(g, true)
+	s.leave(g, len(s.held))
 }
 
 // Sweep runs one pass of the sweeper over the records.

@@ -107,6 +107,8 @@ const (
 	aloneSeen = 1
 	// writeSeen: a read-write lock was write-locked in Order mode.
 	writeSeen = 2
+	// siteSeen: the lock's first-lock site is recorded (Meta.SetSiteOnce).
+	siteSeen = 4
 )
 
 // written reports whether the lock can make a reader wait: a Mutex or a
@@ -143,19 +145,24 @@ func settle(e *edge) {
 // edge. An acquisition along a known edge takes the stack recorded with
 // the edge. Inversions are made of new edges, usually of new lock
 // instances, so the records a report needs are usually there.
-func (engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) (report func()) {
+//
+// A Meta found gone (its lock revived by a finalizer) is replaced by the
+// lock's new one in acquire, where no known edge leads into it: a gone
+// Meta has no edges left, so the check costs an acquisition along a known
+// edge no atomic load.
+func (*engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) (report func()) {
 	m := l.PeekMeta() // inlined, unlike Meta
-	if m == nil || m.Gone() {
+	if m == nil {
 		m = l.Meta(k)
 	}
-	return acquire(m, g, try, false, false)
+	return acquire(l, k, m, g, try, false, false)
 }
 
 // AcquiredRW records that g acquired the read-write lock l (its writer
 // lock), for reading if read. An RWMonitor's re-entry records nothing.
 // The lock's first write-lock sets writeSeen and, if an edge is pending,
 // looks for the cycles it makes reportable.
-func (engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) (report func()) {
+func (*engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) (report func()) {
 	m := l.Meta(k)
 	late := false
 	if read {
@@ -166,38 +173,51 @@ func (engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) (
 		m.Flags.Or(writeSeen)
 		late = pendingN.Load() != 0
 	}
-	return acquire(m, g, try, read, late)
+	return acquire(l, k, m, g, try, read, late)
 }
 
-// acquire records g's acquisition of m (see Acquired); late says that it
-// is a read-write lock's first write-lock with edges pending. It returns
-// the delivery of the reports it found, or nil.
-func acquire(m *core.Meta, g int64, try, read, late bool) (report func()) {
+// acquire records g's acquisition of l, of class k, whose Meta is m (see
+// Acquired); late says that it is a read-write lock's first write-lock
+// with edges pending. It returns the delivery of the reports it found, or
+// nil.
+func acquire(l *core.Lock, k *core.Class, m *core.Meta, g int64, try, read, late bool) (report func()) {
 	s := enter(g, true)
-	var at *stackRec
-	if !m.HasSite() || (len(s.held) == 0 && m.Flags.Load()&aloneSeen == 0) {
-		at = capture()
-		m.SetSiteOnce(&at.pcs)
-		if len(s.held) == 0 {
-			m.Flags.Or(aloneSeen)
-		}
+	var (
+		e     *edge
+		miss  bool
+		at    *stackRec
+		found []pending
+	)
+	if len(s.held) > 0 && !try {
+		e, miss = s.nearest(g, m)
 	}
-	var found []pending
-	if n := len(s.held); n > 0 && !try {
-		if e, miss := s.nearest(g, m); miss {
-			if at == nil {
-				at = capture()
+	if e != nil {
+		// A known edge into m: m has its site, and this acquisition the
+		// edge's.
+		at = e.toAt
+	} else {
+		if m.Gone() {
+			m = l.Meta(k)
+		}
+		if f := m.Flags.Load(); miss || f&siteSeen == 0 || len(s.held) == 0 && f&aloneSeen == 0 {
+			at = capture()
+			if f&siteSeen == 0 {
+				m.SetSiteOnce(&at.pcs)
+				m.Flags.Or(siteSeen)
 			}
-			found = validate(g, s, m, at, read)
-		} else if at == nil && e != nil {
-			at = e.toAt
+			if len(s.held) == 0 && f&aloneSeen == 0 {
+				m.Flags.Or(aloneSeen)
+			}
+			if miss {
+				found = validate(g, s, m, at, read)
+			}
 		}
 	}
 	s.held = append(s.held, held{meta: m, at: at, try: try, read: read})
 	if len(s.held) > 2*s.checked+16 {
 		s.drop(g)
 	}
-	s.leave(g)
+	s.leave(g, len(s.held))
 	if late {
 		found = append(found, lateCycles(m, g)...)
 	}
@@ -274,30 +294,38 @@ func (s *gstate) nearest(g int64, m *core.Meta) (*edge, bool) {
 	return nil, false
 }
 
-func (engine) Released(l *core.Lock, g int64) {
-	s := enter(g, false)
+// Released drops g's record of l. It finds the record by the lock's
+// address (Meta.Addr) rather than by l's Meta, which would cost an atomic
+// load more: two locks alive together have different addresses, and a
+// record whose lock was collected (another lock may be at its address
+// now) is stale, and dropped all the same.
+func (*engine) Released(l *core.Lock, g int64) {
+	s := enterHeld(g)
 	if s == nil {
 		return // taken before Order mode was on
 	}
-	m := l.PeekMeta()
-	for i := len(s.held) - 1; i >= 0; i-- {
-		if s.held[i].meta == m {
+	a := uintptr(unsafe.Pointer(l))
+	hs := s.held
+	n := len(hs)
+	for i := n - 1; i >= 0; i-- {
+		if hs[i].meta.Addr == a {
+			n--
 			s.remove(i)
 			break
 		}
 	}
-	s.leave(g)
+	s.leave(g, n)
 }
 
 // ReleasedRW drops g's record of the read-write lock l once g holds it in
 // neither mode, and marks it held for reading when g keeps only read
 // holds (an RWMonitor's writer that read-locked, then unlocked).
-func (engine) ReleasedRW(l *core.Lock, g int64, read bool) {
+func (*engine) ReleasedRW(l *core.Lock, g int64, read bool) {
 	m := l.PeekMeta()
 	if m == nil {
 		return // never taken in Order mode
 	}
-	s := enter(g, false)
+	s := enterHeld(g)
 	if s == nil {
 		return
 	}
@@ -316,7 +344,7 @@ func (engine) ReleasedRW(l *core.Lock, g int64, read bool) {
 		}
 		break
 	}
-	s.leave(g)
+	s.leave(g, len(s.held))
 }
 
 // The lock-order graph.
