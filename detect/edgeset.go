@@ -59,11 +59,13 @@ func (r *edgeTableRef) get(from, to uint64) *edge {
 		return nil
 	}
 	k := pairKey(from, to)
-	mask := uint64(len(t.slots) - 1)
+	slots := t.slots // read once: under the race detector each read is a call
+	mask := uint64(len(slots) - 1)
 	for i := slotOf(k) & mask; ; i = (i + 1) & mask {
-		switch t.slots[i].key.Load() {
+		sl := &slots[i]
+		switch sl.key.Load() {
 		case k:
-			e := t.slots[i].e.Load()
+			e := sl.e.Load()
 			if k&hashedKey == 0 || e != nil && e.from.meta.ID == from && e.to.meta.ID == to {
 				return e // nil if it was just deleted
 			}

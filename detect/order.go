@@ -182,14 +182,17 @@ func (*engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) 
 // nil.
 func acquire(l *core.Lock, k *core.Class, m *core.Meta, g int64, try, read, late bool) (report func()) {
 	s := enter(g, true)
+	// hs is s.held, read once: under the race detector each read of a
+	// field costs a call into the race runtime.
+	hs := s.held
 	var (
 		e     *edge
 		miss  bool
 		at    *stackRec
 		found []pending
 	)
-	if len(s.held) > 0 && !try {
-		e, miss = s.nearest(g, m)
+	if len(hs) > 0 && !try {
+		e, miss = nearest(hs, m)
 	}
 	if e != nil {
 		// A known edge into m: m has its site, and this acquisition the
@@ -199,25 +202,29 @@ func acquire(l *core.Lock, k *core.Class, m *core.Meta, g int64, try, read, late
 		if m.Gone() {
 			m = l.Meta(k)
 		}
-		if f := m.Flags.Load(); miss || f&siteSeen == 0 || len(s.held) == 0 && f&aloneSeen == 0 {
+		alone := len(hs) == 0
+		if f := m.Flags.Load(); miss || f&siteSeen == 0 || alone && f&aloneSeen == 0 {
 			at = capture()
 			if f&siteSeen == 0 {
 				m.SetSiteOnce(&at.pcs)
 				m.Flags.Or(siteSeen)
 			}
-			if len(s.held) == 0 && f&aloneSeen == 0 {
+			if alone && f&aloneSeen == 0 {
 				m.Flags.Or(aloneSeen)
 			}
 			if miss {
 				found = validate(g, s, m, at, read)
+				hs = s.held // validate drops stale records
 			}
 		}
 	}
-	s.held = append(s.held, held{meta: m, at: at, try: try, read: read})
-	if len(s.held) > 2*s.checked+16 {
+	hs = append(hs, held{meta: m, at: at, try: try, read: read})
+	s.held = hs
+	if len(hs) > 2*s.checked+16 {
 		s.drop(g)
+		hs = s.held
 	}
-	s.leave(g, len(s.held))
+	s.leave(g, len(hs))
 	if late {
 		found = append(found, lateCycles(m, g)...)
 	}
@@ -269,22 +276,23 @@ func heldPCs(g int64, id uint64) []uintptr {
 // never cleared), so nested readers of such locks still add one edge each.
 func (h *held) passThrough() bool { return h.try || h.read && !written(h.meta) }
 
-// nearest looks up, lock-free, the edges into m from the nearest held
-// lock and the try-locked ones (and unwritten read holds) above it, dropping any stale record it
-// meets there. It reports whether one of them is missing; if none is, it
-// returns the nearest lock's edge.
-func (s *gstate) nearest(g int64, m *core.Meta) (*edge, bool) {
-	for i := len(s.held) - 1; i >= 0; i-- {
-		h := &s.held[i]
-		if h.meta == m {
+// nearest looks up, lock-free, the edges into m from the nearest lock in
+// hs (a goroutine's held records) and the try-locked ones (and unwritten
+// read holds) above it. It reports whether one of them is missing; if
+// none is, it returns the nearest lock's edge. A record whose edge is
+// missing may be stale: validate, which the caller runs then, drops it,
+// so it sends the goroutine to validate once. (Checking here would cost
+// every new edge a load of the lock's weak pointer and owner more.)
+func nearest(hs []held, m *core.Meta) (*edge, bool) {
+	id := m.ID
+	for i := len(hs) - 1; i >= 0; i-- {
+		h := &hs[i]
+		hm := h.meta
+		if hm == m {
 			continue // a stale record of the lock being taken
 		}
-		e := cachedEdge(h.meta.ID, m.ID)
+		e := cachedEdge(hm.ID, id)
 		if e == nil {
-			if h.stale(g) {
-				s.remove(i)
-				continue
-			}
 			return nil, true
 		}
 		if !h.passThrough() {
@@ -305,16 +313,20 @@ func (*engine) Released(l *core.Lock, g int64) {
 		return // taken before Order mode was on
 	}
 	a := uintptr(unsafe.Pointer(l))
-	hs := s.held
-	n := len(hs)
-	for i := n - 1; i >= 0; i-- {
+	hs := s.held // read once (see acquire)
+	for i := len(hs) - 1; i >= 0; i-- {
 		if hs[i].meta.Addr == a {
-			n--
-			s.remove(i)
+			last := len(hs) - 1
+			if i < last {
+				copy(hs[i:], hs[i+1:])
+			}
+			hs[last] = held{}
+			hs = hs[:last]
+			s.held = hs
 			break
 		}
 	}
-	s.leave(g, n)
+	s.leave(g, len(hs))
 }
 
 // ReleasedRW drops g's record of the read-write lock l once g holds it in
