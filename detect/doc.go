@@ -251,7 +251,11 @@
 // of held locks), claimed by a goroutine when it takes its first lock and
 // kept, idle, when it releases its last (any goroutine that finds no free
 // slot may take an idle one), with sharded locked maps behind it for
-// goroutines beyond what the table finds. Records name locks weakly; those
+// goroutines beyond what the table finds. A goroutine's first choice is one
+// of 256 home slots, so that short-lived goroutines, one after another,
+// reuse a few hundred slots; under the race detector a short-lived
+// goroutine that nests two locks makes about 22 atomic operations in
+// Order mode beyond what it makes in Cycles mode, each 100 to 250 ns. Records name locks weakly; those
 // of goroutines that exited holding locks, or released them while Order
 // mode was off, are dropped at the next garbage collection once their
 // locks are collected or no longer held by them, and slots left empty or

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/fpstack"
@@ -260,3 +261,16 @@ func HeldFrames(g int64, l sync.Locker) []runtime.Frame {
 	a := adapt(l)
 	return fpstack.Frames(heldPCs(g, a.Lock.Meta(a.Class).ID), stackDepth)
 }
+
+// Home returns the calling goroutine's home slot in the table of
+// per-goroutine records, and whether its record, if it has one, is kept
+// there.
+func Home() (slot int, atHome bool) {
+	g := gid.Get()
+	h := home(g)
+	return int((uintptr(unsafe.Pointer(h)) - uintptr(unsafe.Pointer(&gtable[0]))) / unsafe.Sizeof(gstate{})), lookup(g) == h
+}
+
+// HomeAway returns how many goroutines whose home is the given slot keep
+// their records elsewhere.
+func HomeAway(slot int) int { return int(gtable[slot].away.Load()) }

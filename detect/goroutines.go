@@ -84,13 +84,16 @@ const (
 //
 // The homes are few so that short-lived goroutines, one after another,
 // reuse a few hundred slots rather than go round the whole table: under
-// the race detector every slot whose word is used atomically has its own
-// synchronization object and vector clock (over 500 bytes), and 4096
-// slots' worth (2.5 MB) do not stay in the cache. With 64 slots in all,
-// BenchmarkOrderShortLivedGoroutines/shared in Order mode took 8.9-11.8
-// us of CPU time a goroutine, against 8.8-18.4 us with 4096 homes, in
-// the same interleaved runs (go test -race -c, 5000x, 3 runs each, AMD
-// EPYC, 2 vCPUs under load, Go 1.26.8).
+// the race detector every slot whose word has been used atomically has
+// its own synchronization object and vector clock (over 500 bytes), and
+// 4096 slots' worth (2.5 MB) do not stay in the cache. In the same
+// interleaved runs of BenchmarkOrderShortLivedGoroutines/shared under
+// -race, Order mode took a median 9.9 and 13.7 us of CPU time a goroutine
+// (two rounds of 6 and 8 runs) with 256 homes, against 12.1 and 14.9 us
+// with 4096 homes (and a table twice the size beyond them); one pass of
+// the sweeper over a table used by 4096 goroutines in turn
+// (BenchmarkOrderGoroutineRecord/sweep) took 0.3-0.7 ms against 0.9-10.6
+// ms (AMD EPYC, 2 vCPUs heavily loaded, Go 1.26.8).
 //
 // Rejected alternative: a sharded map under a mutex per shard for every
 // lookup, which cost two atomic read-modify-writes per acquisition and

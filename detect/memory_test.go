@@ -351,3 +351,82 @@ func TestIdleRecords(t *testing.T) {
 	lockPair(&shared, new(mutex.Mutex)) // and claimed again
 	assert.Equal(t, 1, detect.ReadStats().ClaimedGs)
 }
+
+// TestRecordsAwayFromHome: a goroutine whose home slot holds another
+// goroutine's record, in use, keeps its own record in another slot, which
+// the home slot counts; it finds the record again for every acquisition
+// and release, and the edge it adds there catches an inversion. Once the
+// collector's sweep has freed the records kept away, the count is back to
+// zero and a goroutine of that home takes the home slot itself.
+func TestRecordsAwayFromHome(t *testing.T) {
+	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
+	waitForGC(t, "records of earlier tests reclaimed", func() bool { return detect.ReadStats().HoldingGs == 0 })
+	var first, x, y mutex.Mutex
+	homeCh := make(chan int, 1)
+	release := make(chan struct{})
+	holder := testutil.Spawn(func() {
+		first.Lock()
+		slot, _ := detect.Home()
+		homeCh <- slot
+		<-release
+		first.Unlock()
+	})
+	home := testutil.Await(t, homeCh, "first goroutine holding its lock")
+
+	// sameHome runs f in a goroutine whose home slot is home, starting
+	// goroutines (whose IDs go up one by one) until one is.
+	sameHome := func(f func()) {
+		t.Helper()
+		for range 64 * 1024 {
+			done := make(chan bool)
+			go func() {
+				if slot, _ := detect.Home(); slot != home {
+					done <- false
+					return
+				}
+				f()
+				done <- true
+			}()
+			if <-done {
+				return
+			}
+		}
+		t.Fatalf("no goroutine had home slot %d", home)
+	}
+
+	var atHome []bool
+	var away []int
+	sameHome(func() {
+		x.Lock()
+		_, h := detect.Home()
+		atHome = append(atHome, h)
+		away = append(away, detect.HomeAway(home))
+		y.Lock() // x -> y, recorded in the record kept away
+		y.Unlock()
+		x.Unlock()
+	})
+	assert.Equal(t, []bool{false}, atHome, "the home slot is in use: the record is kept elsewhere")
+	assert.Equal(t, []int{1}, away, "and the home slot counts it")
+	assert.True(t, detect.HasEdge(&x, &y))
+	assert.Equal(t, 1, detect.ReadStats().HoldingGs, "only the first goroutine holds a lock: the releases found the record")
+
+	sameHome(func() {
+		y.Lock()
+		x.Lock() // the inversion
+		x.Unlock()
+		y.Unlock()
+	})
+	assert.Len(t, rec.All(detect.LockOrder), 1, "the inversion of the edge recorded away from home")
+
+	close(release)
+	require.Nil(t, holder.Wait(t))
+	waitForGC(t, "records kept away freed", func() bool { return detect.HomeAway(home) == 0 })
+	atHome = nil
+	sameHome(func() {
+		x.Lock()
+		_, h := detect.Home()
+		atHome = append(atHome, h)
+		x.Unlock()
+	})
+	assert.Equal(t, []bool{true}, atHome, "a goroutine of that home takes the home slot")
+}
