@@ -37,6 +37,25 @@ const (
 	DomMixed   Domain = ^Domain(0)
 )
 
+// String names d for messages: "bubble N" (the runtime's bubble ID, as
+// goroutine headers show it), "no bubble", "an unknown bubble", "several
+// domains", or "no domain".
+func (d Domain) String() string {
+	switch {
+	case d == 0:
+		return "no domain"
+	case d == DomOutside:
+		return "no bubble"
+	case d == DomUnknown:
+		return "an unknown bubble"
+	case d == DomMixed:
+		return "several domains"
+	case d.Bubble():
+		return "bubble " + strconv.FormatUint(uint64(d)-1, 10)
+	}
+	return "domain " + strconv.FormatUint(uint64(d), 10)
+}
+
 // bubble reports whether d is a bubble that a waiter can park durably in.
 func (d Domain) Bubble() bool { return d > DomOutside && d < DomUnknown }
 

@@ -152,3 +152,18 @@ func TestDomainOfGoroutineStartingGC(t *testing.T) {
 		}
 	})
 }
+
+func TestDomainString(t *testing.T) {
+	for d, want := range map[Domain]string{
+		0:          "no domain",
+		DomOutside: "no bubble",
+		2:          "bubble 1",
+		80:         "bubble 79",
+		DomUnknown: "an unknown bubble",
+		DomMixed:   "several domains",
+	} {
+		if got := d.String(); got != want {
+			t.Errorf("Domain(%d).String() = %q, want %q", uint64(d), got, want)
+		}
+	}
+}

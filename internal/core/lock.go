@@ -2,12 +2,14 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/fpstack"
+	"github.com/locksmith-go/locksmith/internal/gid"
 )
 
 // Class describes a lock type (lockdep calls this a lock class) for reports: its name as users write it.
@@ -712,8 +714,12 @@ func (w *waiter) cancelQueued(mu *sync.Mutex, remove func(*waiter), err error) {
 // error. The rules on Lock make it impossible; a panic (which can be
 // recovered, and names the cause) is the better failure should they not.
 func (w *waiter) checkWaker() {
-	if w.durable && CurDomain() != w.dom {
-		panic("locksmith: internal error: wakeup of a goroutine durably blocked in a synctest bubble from outside it")
+	if !w.durable {
+		return
+	}
+	if d := CurDomain(); d != w.dom {
+		panic(fmt.Sprintf("locksmith: internal error: wakeup of goroutine %d, durably blocked in synctest %s, by goroutine %d in %s",
+			w.g, w.dom, gid.Get(), d))
 	}
 }
 
