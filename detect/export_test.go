@@ -274,3 +274,9 @@ func Home() (slot int, atHome bool) {
 // HomeAway returns how many goroutines whose home is the given slot keep
 // their records elsewhere.
 func HomeAway(slot int) int { return int(gtable[slot].away.Load()) }
+
+// PeekMeta returns l's metadata, or nil if it has none.
+func PeekMeta(l sync.Locker) *core.Meta { return adapt(l).Lock.PeekMeta() }
+
+// SlabSize is how many locks' detection states one allocation holds.
+const SlabSize = slabSize

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 	"github.com/locksmith-go/locksmith/monitor"
@@ -429,4 +430,39 @@ func TestRecordsAwayFromHome(t *testing.T) {
 		x.Unlock()
 	})
 	assert.Equal(t, []bool{true}, atHome, "a goroutine of that home takes the home slot")
+}
+
+// TestMetaSlotsNotReused: the detection state of a collected lock is never
+// handed to another lock, even when its slab is reused by nothing else: a
+// stale *core.Meta held somewhere (here, by the test) can never alias a
+// newer lock's.
+func TestMetaSlotsNotReused(t *testing.T) {
+	detecttest.Configure(t, detect.WithMode(detect.Order))
+	const n = 4 * detect.SlabSize
+	old := map[*core.Meta]bool{}
+	func() {
+		for range n {
+			l := new(mutex.Mutex)
+			l.Lock()
+			l.Unlock()
+			old[detect.PeekMeta(l)] = true
+		}
+	}()
+	require.Len(t, old, n, "one Meta per lock")
+	waitForGC(t, "every lock forgotten", func() bool {
+		for m := range old {
+			if !m.Gone() {
+				return false
+			}
+		}
+		return true
+	})
+	for range 2 * n {
+		l := new(mutex.Mutex)
+		l.Lock()
+		l.Unlock()
+		m := detect.PeekMeta(l)
+		require.False(t, old[m], "a forgotten lock's Meta handed out again")
+		old[m] = true
+	}
 }

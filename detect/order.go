@@ -387,22 +387,65 @@ var (
 const ordGap = 1 << 24
 
 // lockState is a lock's detection state: core's Meta and the node of the
-// order graph, in one allocation (NewMeta). The Meta must stay the first
-// field: nodeOf converts a *core.Meta back to its lockState.
+// order graph, side by side. The Meta must stay the first field: nodeOf
+// converts a *core.Meta back to its lockState.
 //
-// Rejected alternatives: a node allocated on first use and found through a
-// map or a field of Meta, an allocation and a lookup more per lock, for
-// code whose objects each carry their own lock. lockStates carved out of
-// slabs (one allocation per so many locks), which would keep a whole slab
-// (304 bytes a lockState) alive for any one lock that outlives the others
-// made with it.
+// lockStates are carved out of slabs of slabSize (see NewMeta): a lock
+// gets the next slot of the current slab, and a slot is never handed out
+// twice, so no stale *core.Meta (a held record, a pending report) can
+// ever alias another lock's state. A slab is freed by the collector once
+// no Meta in it is referenced any more, so one live lock keeps at most
+// slabSize-1 dead lockStates' memory (15 x 288 bytes) alive with its own,
+// and nothing else: forgetting a lock drops its node's edges and search
+// pointers (dropNode), so a dead slot leads the collector only to its
+// own name, first-lock and first-wait stacks, and weak handle.
+//
+// Rejected alternatives: a lockState per allocation, one allocation more
+// per lock, 4 instead of 2 per pair of new locks nested (BenchmarkOrderFirstNesting),
+// and more objects for the collector to sweep; a free list of slots,
+// which would let a stale *core.Meta alias a new lock; a node allocated
+// on first use and found through a map or a field of Meta, an allocation
+// and a lookup more per lock, for code whose objects each carry their own
+// lock.
 type lockState struct {
 	meta core.Meta
 	node node
 }
 
+// slabSize is how many lockStates one allocation holds: 16 x 288 bytes,
+// 4.5 KiB (the 4864-byte size class). Larger slabs save little more (the
+// allocation is already amortised to a sixteenth) and let one live lock
+// keep more dead lockStates' memory.
+const slabSize = 16
+
+type lockSlab struct {
+	next   atomic.Int32 // the next free slot; slabSize or more when full
+	states [slabSize]lockState
+}
+
+// curSlab is the slab NewMeta hands slots out of.
+var curSlab atomic.Pointer[lockSlab]
+
 func (engine) NewMeta() *core.Meta {
-	s := new(lockState)
+	var s *lockState
+	for {
+		sl := curSlab.Load()
+		if sl != nil {
+			if i := sl.next.Add(1) - 1; i < slabSize {
+				s = &sl.states[i]
+				break
+			}
+		}
+		// Full (or none yet): start a new slab with its first slot taken.
+		// A racing NewMeta that installed one first wins; this slab is
+		// dropped unused.
+		nsl := new(lockSlab)
+		nsl.next.Store(1)
+		if curSlab.CompareAndSwap(sl, nsl) {
+			s = &nsl.states[0]
+			break
+		}
+	}
 	s.node.meta = &s.meta
 	return &s.meta
 }
@@ -488,7 +531,7 @@ func dropNode(n *node) {
 	if n.ord%ordGap != 0 {
 		delete(byPos, n.ord)
 	}
-	n.out, n.in, n.ord = nil, nil, 0
+	n.out, n.in, n.ord, n.via = nil, nil, 0, nil
 }
 
 // link adds e to both ends' lists and to edgeSet.
@@ -690,7 +733,7 @@ func writtenPath(start, goal *node) []*edge {
 	start.mark, start.via = fm, nil
 	defer func() {
 		visited += len(fwdNodes)
-		clear(fwdNodes)
+		dropVia(fwdNodes)
 	}()
 	for i := 0; i < len(fwdNodes); i++ {
 		n := fwdNodes[i]
@@ -759,6 +802,17 @@ var (
 	visited          int // nodes the searches visited, for benchmarks
 )
 
+// dropVia clears a forward search's scratch list and the edges its
+// locks were reached by: a via left set could keep an edge alive after it
+// leaves the graph, and with it the slabs of the locks at its ends (see
+// lockState).
+func dropVia(ns []*node) {
+	for _, n := range ns {
+		n.via = nil
+	}
+	clear(ns)
+}
+
 // reorder handles a new edge x -> y against the order (ord(y) < ord(x)).
 // It returns the path y ->* x if there is one: the edge would close a
 // cycle, and the order is left unchanged. Otherwise it changes positions
@@ -788,7 +842,7 @@ func reorder(x, y *node) []*edge {
 	fi, bi := 0, 0
 	defer func() {
 		visited += len(fwdNodes) + len(bwdSet)
-		clear(fwdNodes)
+		dropVia(fwdNodes)
 		clear(bwdSet)
 	}()
 	// stepF expands one forward lock; it returns the cycle if it meets x.

@@ -90,10 +90,11 @@ type Engine interface {
 	// Parked is called when a goroutine has registered as blocked, in
 	// Cycles and Order modes, so that the wait-timeout watchdog can arm.
 	Parked()
-	// NewMeta returns a zero Meta for a lock that needs metadata. The
-	// engine allocates it together with its own per-lock state, so that
-	// a lock's detection state costs one allocation (and the runtime's
-	// weak handle one more).
+	// NewMeta returns a zero Meta for a lock that needs metadata, never
+	// one handed out before. The engine allocates it together with its
+	// own per-lock state, many locks' to an allocation, so that a lock's
+	// detection state costs a fraction of an allocation (and the
+	// runtime's weak handle one).
 	NewMeta() *Meta
 	// Forget is called with the Metas of locks found collected, once per
 	// garbage collection that found any (see scanMetas). They are gone,
