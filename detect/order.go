@@ -109,6 +109,12 @@ const (
 	writeSeen = 2
 	// siteSeen: the lock's first-lock site is recorded (Meta.SetSiteOnce).
 	siteSeen = 4
+	// inSeen: an edge into the lock has been added to the graph (it may
+	// have left since). Set under graphMu before the edge is published in
+	// edgeSet, so that a lock without it has no edge to look up: nesting
+	// a lock new to the graph skips the lookup, a miss that probes the
+	// table until an empty slot (see nearest).
+	inSeen = 8
 )
 
 // written reports whether the lock can make a reader wait: a Mutex or a
@@ -282,14 +288,20 @@ func (h *held) passThrough() bool { return h.try || h.read && !written(h.meta) }
 // none is, it returns the nearest lock's edge. A record whose edge is
 // missing may be stale: validate, which the caller runs then, drops it,
 // so it sends the goroutine to validate once. (Checking here would cost
-// every new edge a load of the lock's weak pointer and owner more.)
+// every new edge a load of the lock's weak pointer and owner more.) A
+// lock that no edge has ever entered (inSeen clear) is missing every
+// edge: no lookup is made.
 func nearest(hs []held, m *core.Meta) (*edge, bool) {
 	id := m.ID
+	none := m.Flags.Load()&inSeen == 0
 	for i := len(hs) - 1; i >= 0; i-- {
 		h := &hs[i]
 		hm := h.meta
 		if hm == m {
 			continue // a stale record of the lock being taken
+		}
+		if none {
+			return nil, true
 		}
 		e := cachedEdge(hm.ID, id)
 		if e == nil {
@@ -534,8 +546,27 @@ func dropNode(n *node) {
 	n.out, n.in, n.ord, n.via = nil, nil, 0, nil
 }
 
-// link adds e to both ends' lists and to edgeSet.
+// hasEdge reports whether the graph has the edge from -> to; graphMu is
+// held. A short list of edges into to is searched directly: a lock new to
+// the graph has none, and the table's miss probes until an empty slot.
+func hasEdge(from, to *node) bool {
+	if len(to.in) <= 4 {
+		for _, e := range to.in {
+			if e.from == from {
+				return true
+			}
+		}
+		return false
+	}
+	return edgeSet.get(from.meta.ID, to.meta.ID) != nil
+}
+
+// link adds e to both ends' lists and to edgeSet, marking e.to inSeen
+// first (see inSeen).
 func link(e *edge) {
+	if f := e.to.meta.Flags.Load(); f&inSeen == 0 {
+		e.to.meta.Flags.Or(inSeen)
+	}
 	e.iout = len(e.from.out)
 	e.from.out = append(e.from.out, e)
 	e.iin = len(e.to.in)
@@ -592,8 +623,8 @@ func newPending(path []*edge, closing *edge) pending {
 
 // validate adds the missing edges into m from the nearest lock s holds and
 // from the ones above it it passes through (see passThrough; m acquired
-// for reading if read), and
-// returns the cycles any of them closes. s is g's gstate, busy.
+// for reading if read), and returns the cycles any of them closes. s is
+// g's gstate, busy.
 func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found []pending) {
 	graphMu.Lock()
 	to := nodeOf(m)
@@ -609,7 +640,7 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found 
 		}
 		from := nodeOf(h.meta)
 		addNode(from, true)
-		if edgeSet.get(h.meta.ID, m.ID) == nil {
+		if !hasEdge(from, to) {
 			mode := exclusive
 			if h.read {
 				mode |= readFrom
@@ -1041,9 +1072,10 @@ func forgetOrder(ms []*core.Meta) {
 }
 
 // forgetRegion drops a collected lock from the graph, together with every
-// collected lock connected to it through collected locks (their weak
-// pointers are cleared by the collection that found them, before the
-// registry's scan runs): the region. Each path through the region between two
+// lock being forgotten with it that is connected to it through such locks
+// (the registry's scan marks every Meta it found collected gone before it
+// calls Forget; Gone is an atomic load, cheaper than asking each weak
+// pointer): the region. Each path through the region between two
 // live locks (p -> ... -> s) is kept as a bypass edge p -> s, so that the
 // order it implied outlives it: with edges only from the nearest held
 // lock, a lock in the middle of a nesting carries the order of the locks
@@ -1066,13 +1098,13 @@ func forgetRegion(n *node) {
 	for i := 0; i < len(region); i++ {
 		x := region[i]
 		for _, e := range x.out {
-			if w := e.to; w.gone != gone && w.meta.Lock() == nil {
+			if w := e.to; w.gone != gone && w.meta.Gone() {
 				w.gone = gone
 				region = append(region, w)
 			}
 		}
 		for _, e := range x.in {
-			if w := e.from; w.gone != gone && w.meta.Lock() == nil {
+			if w := e.from; w.gone != gone && w.meta.Gone() {
 				w.gone = gone
 				region = append(region, w)
 			}
