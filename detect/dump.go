@@ -249,7 +249,8 @@ func WriteDOT(w io.Writer) error {
 	}
 	var order []pair
 	graphMu.Lock()
-	for _, n := range graph {
+	for i := range graph.Len() {
+		n := *graph.At(i)
 		id := n.meta.ID
 		locks[id] = lockInfo(n.meta)
 		for _, e := range n.out {

@@ -93,7 +93,8 @@ func OrderConsistent() string {
 			return fmt.Sprintf("byPos has lock %d at %d, which is at %d", x.meta.ID, o, x.ord)
 		}
 	}
-	for i, x := range graph {
+	for i := range graph.Len() {
+		x := *graph.At(i)
 		id := x.meta.ID
 		if x.gi != i {
 			return fmt.Sprintf("lock %d at index %d says %d", id, i, x.gi)
@@ -117,7 +118,7 @@ func OrderConsistent() string {
 			if edgeSet.get(id, e.to.meta.ID) != e {
 				return fmt.Sprintf("edge %d -> %d: not in the edge set", id, e.to.meta.ID)
 			}
-			if e.to.ord == 0 || graph[e.to.gi] != e.to {
+			if e.to.ord == 0 || e.to.gi >= graph.Len() || *graph.At(e.to.gi) != e.to {
 				return fmt.Sprintf("edge %d -> %d: target not in the graph", id, e.to.meta.ID)
 			}
 			if e.ordered && e.from.ord >= e.to.ord {
@@ -149,9 +150,9 @@ type Stats struct {
 func ReadStats() Stats {
 	var s Stats
 	graphMu.Lock()
-	s.Nodes = len(graph)
-	for _, n := range graph {
-		s.Edges += len(n.out)
+	s.Nodes = graph.Len()
+	for i := range graph.Len() {
+		s.Edges += len((*graph.At(i)).out)
 	}
 	s.CachedEdges = edgeCount()
 	s.Searches, s.Visited = searches, visited

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/locksmith-go/locksmith/internal/chunked"
 	"github.com/locksmith-go/locksmith/internal/core"
 )
 
@@ -378,10 +379,11 @@ func (*engine) ReleasedRW(l *core.Lock, g int64, read bool) {
 var (
 	graphMu sync.Mutex
 	// graph lists the locks in the graph (a node's gi is its index).
-	// Rejected alternative: a map by ID, whose inserts and deletes, as
+	// Rejected alternatives: a map by ID, whose inserts and deletes, as
 	// locks are made and collected in waves, took a tenth of the CPU
-	// time of nesting a new pair of locks.
-	graph []*node
+	// time of nesting a new pair of locks; a slice, which copied itself
+	// as it grew (see package chunked).
+	graph chunked.List[*node]
 	// lo and hi are the lowest and highest positions given out: a lock
 	// new to the graph goes ordGap beyond one end, where no edge into it
 	// (or out of it) can be against the order. ordGap leaves room for
@@ -527,18 +529,14 @@ func addNode(n *node, asSource bool) {
 		n.ord = hi
 	}
 	n.out, n.in = n.out1[:0], n.in1[:0]
-	n.gi = len(graph)
-	graph = append(graph, n)
+	n.gi = graph.Len()
+	graph.Append(n)
 }
 
 // dropNode takes n, with no edges left, out of the graph.
 func dropNode(n *node) {
-	last := graph[len(graph)-1]
-	graph[n.gi], last.gi = last, n.gi
-	graph[len(graph)-1] = nil
-	graph = graph[:len(graph)-1]
-	if c := cap(graph); c > 1024 && len(graph) < c/4 {
-		graph = slices.Clip(slices.Clone(graph)) // give back what a wave of locks left
+	if moved := graph.RemoveSwap(n.gi); moved != nil {
+		(*moved).gi = n.gi
 	}
 	if n.ord%ordGap != 0 {
 		delete(byPos, n.ord)

@@ -2,11 +2,12 @@ package core
 
 import (
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
 	"weak"
+
+	"github.com/locksmith-go/locksmith/internal/chunked"
 )
 
 // Meta is a lock's identity for detection. It is created the first time
@@ -49,15 +50,17 @@ func (m *Meta) Gone() bool { return m.gone.Load() }
 // scan reads the registry in order and touches only the Metas it drops.
 // A Meta holds its lock only weakly.
 //
-// Rejected alternative: a map by ID. Locks that each object carries are
+// Rejected alternatives: a map by ID. Locks that each object carries are
 // made and collected in waves (all that died since the last collection
 // are forgotten together), and inserting into and deleting from a map
 // that grows and empties so took a tenth of the CPU time of nesting a
-// new pair of locks in Order mode; a slice costs an append per lock, and
-// the scan a swap per lock it drops.
+// new pair of locks in Order mode; a list costs an append per lock, and
+// the scan a swap per lock it drops. A slice for the list, which copied
+// itself whole as it grew and again to give back what a wave left (see
+// package chunked).
 var metas struct {
 	mu  sync.Mutex
-	all []metaEntry
+	all chunked.List[metaEntry]
 }
 
 type metaEntry struct {
@@ -69,9 +72,9 @@ type metaEntry struct {
 // registry's lock while f runs.
 func Metas(f func(*Meta)) {
 	metas.mu.Lock()
-	all := make([]*Meta, len(metas.all))
-	for i, e := range metas.all {
-		all[i] = e.m
+	all := make([]*Meta, metas.all.Len())
+	for i := range all {
+		all[i] = metas.all.At(i).m
 	}
 	metas.mu.Unlock()
 	for _, m := range all {
@@ -147,7 +150,7 @@ func (l *Lock) newMeta(k *Class) *Meta {
 			old.lost.mu.Unlock()
 		}
 		metas.mu.Lock()
-		metas.all = append(metas.all, metaEntry{m.lock, m})
+		metas.all.Append(metaEntry{m.lock, m})
 		metas.mu.Unlock()
 		armScan()
 		return m
@@ -197,27 +200,22 @@ func scanMetas() (left bool) {
 	defer scanMu.Unlock()
 	dead := scanDead[:0]
 	metas.mu.Lock()
-	for i, n := len(metas.all)-1, 0; i >= 0; i, n = i-1, n+1 {
+	for i, n := metas.all.Len()-1, 0; i >= 0; i, n = i-1, n+1 {
 		if n == scanChunk {
 			metas.mu.Unlock()
 			n = 0
 			metas.mu.Lock() // only this scan removes: i is still in range
 		}
-		if metas.all[i].lock.Value() != nil {
+		e := metas.all.At(i)
+		if e.lock.Value() != nil {
 			continue
 		}
-		m := metas.all[i].m
-		all := metas.all
-		all[i] = all[len(all)-1]
-		all[len(all)-1] = metaEntry{}
-		metas.all = all[:len(all)-1]
+		m := e.m
+		metas.all.RemoveSwap(i)
 		m.gone.Store(true)
 		dead = append(dead, m)
 	}
-	if c := cap(metas.all); c > 1024 && len(metas.all) < c/4 {
-		metas.all = slices.Clip(slices.Clone(metas.all)) // give back what a wave of locks left
-	}
-	left = len(metas.all) > 0
+	left = metas.all.Len() > 0
 	metas.mu.Unlock()
 	if len(dead) > 0 && engine != nil {
 		engine.Forget(dead)

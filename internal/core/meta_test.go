@@ -22,12 +22,12 @@ func TestMetasForgotten(t *testing.T) {
 	count := func() (n int, ok bool) {
 		metas.mu.Lock()
 		defer metas.mu.Unlock()
-		for _, e := range metas.all {
-			if e.m.lock != e.lock {
+		for i := range metas.all.Len() {
+			if e := metas.all.At(i); e.m.lock != e.lock {
 				return 0, false
 			}
 		}
-		return len(metas.all), true
+		return metas.all.Len(), true
 	}
 	base, ok := count()
 	require.True(t, ok)
