@@ -513,6 +513,7 @@ type edge struct {
 	bypass   bool // stands for a path through a lock since collected
 	iout     int  // position in from.out
 	iin      int  // position in to.in
+	slot     int  // position in edgeSet's table
 }
 
 // addNode puts n into the graph, at the low end if it is to be an edge's
