@@ -6,7 +6,8 @@ import "sync/atomic"
 // addressing over a table of (key, edge) slots. Inserts and deletes are
 // made under graphMu; a table that fills up is replaced whole (readers of
 // the old one may miss an edge added since, which only costs a visit to
-// validate). It holds exactly the graph's edges.
+// validate). It holds the graph's edges but those held inline in their
+// target's node (see edgeAt).
 //
 // A lookup that finds its edge costs three atomic loads (the table, the
 // key, the edge) and no other read when both IDs are below 2^31 (exact
@@ -74,8 +75,6 @@ func (r *edgeTableRef) get(from, to uint64) *edge {
 		}
 	}
 }
-
-func cachedEdge(from, to uint64) *edge { return edgeSet.get(from, to) }
 
 // add inserts e, into a slot never used in this table; graphMu is held.
 func (r *edgeTableRef) add(e *edge) {
@@ -165,9 +164,9 @@ func (r *edgeTableRef) rebuild(t *edgeTable) *edgeTable {
 	return nt
 }
 
-// edgeCount returns the number of edges in edgeSet; graphMu is held.
-func edgeCount() int {
-	if t := edgeSet.t.Load(); t != nil {
+// count returns the number of edges in the table; graphMu is held.
+func (r *edgeTableRef) count() int {
+	if t := r.t.Load(); t != nil {
 		return t.live
 	}
 	return 0

@@ -48,7 +48,7 @@ func HasEdge(a, b sync.Locker) bool {
 	}
 	graphMu.Lock()
 	defer graphMu.Unlock()
-	return edgeSet.get(ma.ID, mb.ID) != nil
+	return findEdge(nodeOf(ma), nodeOf(mb)) != nil
 }
 
 // HasPath reports whether the lock-order graph has a path a ->* b of
@@ -115,8 +115,11 @@ func OrderConsistent() string {
 				return fmt.Sprintf("edge %d -> %d: lists disagree (from ok %v, iout %d/%d, iin %d/%d, bypass %v, inline %v)",
 					id, e.to.meta.ID, e.from == x, e.iout, i, e.iin, len(e.to.in), e.bypass, e == &e.to.first)
 			}
-			if edgeSet.get(id, e.to.meta.ID) != e {
-				return fmt.Sprintf("edge %d -> %d: not in the edge set", id, e.to.meta.ID)
+			if findEdge(x, e.to) != e {
+				return fmt.Sprintf("edge %d -> %d: not found under graphMu", id, e.to.meta.ID)
+			}
+			if at, ok := edgeAt(x.meta, e.to.meta); !ok || at != e.toAt {
+				return fmt.Sprintf("edge %d -> %d: not found without graphMu (%v)", id, e.to.meta.ID, ok)
 			}
 			if e.to.ord == 0 || e.to.gi >= graph.Len() || *graph.At(e.to.gi) != e.to {
 				return fmt.Sprintf("edge %d -> %d: target not in the graph", id, e.to.meta.ID)
@@ -127,7 +130,7 @@ func OrderConsistent() string {
 		}
 	}
 	if n != edgeCount() {
-		return fmt.Sprintf("%d edges in lists, %d in the edge set", n, edgeCount())
+		return fmt.Sprintf("%d edges in lists, %d counted", n, edgeCount())
 	}
 	return ""
 }
@@ -135,7 +138,7 @@ func OrderConsistent() string {
 // Stats counts what the detector remembers.
 type Stats struct {
 	Nodes, Edges int // lock-order graph
-	CachedEdges  int // edgeSet entries
+	CachedEdges  int // edges found without graphMu: inline and in edgeSet
 	Problems     int // distinct problems reported (bounded by the program's call sites)
 	SeenLocks    int // live locks counted in a problem's tally
 	HoldingGs    int // goroutines with a held-lock record (Order mode)

@@ -110,12 +110,11 @@ const (
 	writeSeen = 2
 	// siteSeen: the lock's first-lock site is recorded (Meta.SetSiteOnce).
 	siteSeen = 4
-	// inSeen: an edge into the lock has been added to the graph (it may
-	// have left since). Set under graphMu before the edge is published in
-	// edgeSet, so that a lock without it has no edge to look up: nesting
-	// a lock new to the graph skips the lookup, a miss that probes the
-	// table until an empty slot (see nearest).
-	inSeen = 8
+	// inTable: an edge into the lock has been put in edgeSet (it may have
+	// left since). Set under graphMu before the edge is published there,
+	// so that a lock without it has no edge in the table to look up (see
+	// edgeAt).
+	inTable = 8
 )
 
 // written reports whether the lock can make a reader wait: a Mutex or a
@@ -193,19 +192,15 @@ func acquire(l *core.Lock, k *core.Class, m *core.Meta, g int64, try, read, late
 	// field costs a call into the race runtime.
 	hs := s.held
 	var (
-		e     *edge
+		known bool
 		miss  bool
 		at    *stackRec
 		found []pending
 	)
 	if len(hs) > 0 && !try {
-		e, miss = nearest(hs, m)
+		at, known, miss = nearest(hs, m)
 	}
-	if e != nil {
-		// A known edge into m: m has its site, and this acquisition the
-		// edge's.
-		at = e.toAt
-	} else {
+	if !known { // else a known edge into m: m has its site, and at is the edge's
 		if m.Gone() {
 			m = l.Meta(k)
 		}
@@ -286,33 +281,27 @@ func (h *held) passThrough() bool { return h.try || h.read && !written(h.meta) }
 // nearest looks up, lock-free, the edges into m from the nearest lock in
 // hs (a goroutine's held records) and the try-locked ones (and unwritten
 // read holds) above it. It reports whether one of them is missing; if
-// none is, it returns the nearest lock's edge. A record whose edge is
-// missing may be stale: validate, which the caller runs then, drops it,
-// so it sends the goroutine to validate once. (Checking here would cost
-// every new edge a load of the lock's weak pointer and owner more.) A
-// lock that no edge has ever entered (inSeen clear) is missing every
-// edge: no lookup is made.
-func nearest(hs []held, m *core.Meta) (*edge, bool) {
-	id := m.ID
-	none := m.Flags.Load()&inSeen == 0
+// none is, it reports the nearest lock's edge known, with the stack
+// recorded with it. A record whose edge is missing may be stale:
+// validate, which the caller runs then, drops it, so it sends the
+// goroutine to validate once. (Checking here would cost every new edge a
+// load of the lock's weak pointer and owner more.)
+func nearest(hs []held, m *core.Meta) (at *stackRec, known, miss bool) {
 	for i := len(hs) - 1; i >= 0; i-- {
 		h := &hs[i]
 		hm := h.meta
 		if hm == m {
 			continue // a stale record of the lock being taken
 		}
-		if none {
-			return nil, true
-		}
-		e := cachedEdge(hm.ID, id)
-		if e == nil {
-			return nil, true
+		a, ok := edgeAt(hm, m)
+		if !ok {
+			return nil, false, true
 		}
 		if !h.passThrough() {
-			return e, false
+			return a, true, false
 		}
 	}
-	return nil, false
+	return nil, false, false
 }
 
 // Released drops g's record of l. It finds the record by the lock's
@@ -481,6 +470,11 @@ type node struct {
 	// first time allocates nothing for its edge.
 	out1, in1 [1]*edge
 	first     edge
+	// firstFrom and firstAt publish first, which is not in edgeSet, for
+	// lookups without graphMu (edgeAt): the ID of its from lock (0 while
+	// first is unused) and its toAt. Atomic; written under graphMu.
+	firstFrom atomic.Uint64
+	firstAt   atomic.Pointer[stackRec]
 	// Search state, meaningful while mark is the current search's.
 	mark uint64
 	via  *edge  // the edge the forward search came in by
@@ -545,35 +539,82 @@ func dropNode(n *node) {
 	n.out, n.in, n.ord, n.via = nil, nil, 0, nil
 }
 
-// hasEdge reports whether the graph has the edge from -> to; graphMu is
-// held. A short list of edges into to is searched directly: a lock new to
-// the graph has none, and the table's miss probes until an empty slot.
-func hasEdge(from, to *node) bool {
+// The edges of the graph are found without graphMu (edgeAt, for every
+// nesting along a known edge) in two places: the edge a lock's node holds
+// inline (first, published by firstFrom and firstAt), and edgeSet for
+// every other. A pair of new locks nested for the first time thus costs
+// no insert into the table, nor a removal when the locks are collected:
+// the table is larger than the cache, and its inserts and removes, a
+// cache miss each at least, were 15 % of the CPU profile of that nesting
+// (bench/detectcost BenchmarkMutexFirstNesting/mutex.Mutex/order).
+//
+// Rejected alternative: publishing a pointer to first. An edge found
+// without graphMu is read after the lookup, and first is cleared and
+// reused once its edge leaves the graph; firstFrom and firstAt are all
+// that a lookup reads, atomically.
+
+// firstEdges counts the edges held in nodes' first; guarded by graphMu.
+var firstEdges int
+
+// edgeAt reports, without graphMu, whether the graph has the edge
+// from -> to, and the stack recorded where to was acquired along it. A
+// lock that no edge in the table enters (inTable clear) costs no probe.
+func edgeAt(from, to *core.Meta) (*stackRec, bool) {
+	n := nodeOf(to)
+	if n.firstFrom.Load() == from.ID {
+		at := n.firstAt.Load()
+		if n.firstFrom.Load() == from.ID { // IDs are never reused: unchanged
+			return at, true
+		}
+	}
+	if to.Flags.Load()&inTable == 0 {
+		return nil, false
+	}
+	if e := edgeSet.get(from.ID, to.ID); e != nil {
+		return e.toAt, true
+	}
+	return nil, false
+}
+
+// findEdge returns the edge from -> to, or nil; graphMu is held. A short
+// list of edges into to is searched directly.
+func findEdge(from, to *node) *edge {
 	if len(to.in) <= 4 {
 		for _, e := range to.in {
 			if e.from == from {
-				return true
+				return e
 			}
 		}
-		return false
+		return nil
 	}
-	return edgeSet.get(from.meta.ID, to.meta.ID) != nil
+	if to.first.to != nil && to.first.from == from {
+		return &to.first
+	}
+	return edgeSet.get(from.meta.ID, to.meta.ID)
 }
 
-// link adds e to both ends' lists and to edgeSet, marking e.to inSeen
-// first (see inSeen).
+// edgeCount returns the number of edges in the graph; graphMu is held.
+func edgeCount() int { return firstEdges + edgeSet.count() }
+
+// link adds e to both ends' lists, and publishes it for edgeAt.
 func link(e *edge) {
-	if f := e.to.meta.Flags.Load(); f&inSeen == 0 {
-		e.to.meta.Flags.Or(inSeen)
-	}
 	e.iout = len(e.from.out)
 	e.from.out = append(e.from.out, e)
 	e.iin = len(e.to.in)
 	e.to.in = append(e.to.in, e)
+	if to := e.to; e == &to.first {
+		firstEdges++
+		to.firstAt.Store(e.toAt)
+		to.firstFrom.Store(e.from.meta.ID) // after firstAt: see edgeAt
+		return
+	}
+	if f := e.to.meta.Flags.Load(); f&inTable == 0 {
+		e.to.meta.Flags.Or(inTable)
+	}
 	edgeSet.add(e)
 }
 
-// unlink removes e from both ends' lists and from edgeSet.
+// unlink removes e from both ends' lists and from where edgeAt finds it.
 func unlink(e *edge) {
 	out := e.from.out
 	last := out[len(out)-1]
@@ -585,13 +626,16 @@ func unlink(e *edge) {
 	in[e.iin], last.iin = last, e.iin
 	in[len(in)-1] = nil
 	e.to.in = in[:len(in)-1]
-	edgeSet.remove(e)
 	if e.pending {
 		settle(e)
 	}
-	if e == &e.to.first {
-		e.to.first = edge{}
+	if to := e.to; e == &to.first {
+		firstEdges--
+		to.firstFrom.Store(0)
+		to.first = edge{}
+		return
 	}
+	edgeSet.remove(e)
 }
 
 // newEdge returns storage for an edge into to: to's inline edge if free.
@@ -639,7 +683,7 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found 
 		}
 		from := nodeOf(h.meta)
 		addNode(from, true)
-		if !hasEdge(from, to) {
+		if findEdge(from, to) == nil {
 			mode := exclusive
 			if h.read {
 				mode |= readFrom
@@ -1148,7 +1192,7 @@ func bypass(p, x *node, fromAt *stackRec, fromMode edgeMode, gone uint64, budget
 				fwdNodes = append(fwdNodes, s)
 				continue
 			}
-			if s == p || edgeSet.get(p.meta.ID, s.meta.ID) != nil {
+			if s == p || findEdge(p, s) != nil {
 				continue
 			}
 			// p < x <=* s in the order, so the new edge agrees with it.

@@ -11,7 +11,7 @@ func EdgeReads(a, b sync.Locker) (fromRead, toRead, ok bool) {
 	}
 	graphMu.Lock()
 	defer graphMu.Unlock()
-	e := edgeSet.get(ma.ID, mb.ID)
+	e := findEdge(nodeOf(ma), nodeOf(mb))
 	if e == nil {
 		return false, false, false
 	}
