@@ -251,10 +251,10 @@ func WriteDOT(w io.Writer) error {
 	graphMu.Lock()
 	for i := range graph.Len() {
 		n := *graph.At(i)
-		id := n.meta.ID
-		locks[id] = lockInfo(n.meta)
+		id := n.meta().ID
+		locks[id] = lockInfo(n.meta())
 		for _, e := range n.out {
-			order = append(order, pair{id, e.to.meta.ID, edgeLabel(e)})
+			order = append(order, pair{id, e.to.meta().ID, edgeLabel(e)})
 		}
 	}
 	graphMu.Unlock()
@@ -326,10 +326,10 @@ func edgeLabel(e *edge) string {
 		return " for writing"
 	}
 	var parts []string
-	if e.from.meta.Class.RW {
+	if e.from.meta().Class.RW {
 		parts = append(parts, "held"+how(e.mode&readFrom != 0))
 	}
-	if e.to.meta.Class.RW {
+	if e.to.meta().Class.RW {
 		parts = append(parts, "taken"+how(e.mode&readTo != 0))
 	}
 	return strings.Join(parts, ", ")

@@ -67,7 +67,7 @@ func (r *edgeTableRef) get(from, to uint64) *edge {
 		switch sl.key.Load() {
 		case k:
 			e := sl.e.Load()
-			if k&hashedKey == 0 || e != nil && e.from.meta.ID == from && e.to.meta.ID == to {
+			if k&hashedKey == 0 || e != nil && e.from.meta().ID == from && e.to.meta().ID == to {
 				return e // nil if it was just deleted
 			}
 		case slotEmpty:
@@ -82,13 +82,13 @@ func (r *edgeTableRef) add(e *edge) {
 	if t == nil || (t.used+1)*2 > len(t.slots) {
 		t = r.rebuild(t)
 	}
-	k := pairKey(e.from.meta.ID, e.to.meta.ID)
+	k := pairKey(e.from.meta().ID, e.to.meta().ID)
 	mask := uint64(len(t.slots) - 1)
 	for i := slotOf(k) & mask; ; i = (i + 1) & mask {
 		if t.slots[i].key.Load() == slotEmpty {
 			t.used++
 			t.live++
-			e.slot = int(i)
+			e.slot = int32(i)
 			t.slots[i].e.Store(e)
 			t.slots[i].key.Store(k) // after e: a reader that sees k sees e
 			return
@@ -106,13 +106,13 @@ func (r *edgeTableRef) remove(e *edge) {
 	if t == nil {
 		return
 	}
-	if i := e.slot; i < len(t.slots) && t.slots[i].e.Load() == e {
+	if i := int(e.slot); i < len(t.slots) && t.slots[i].e.Load() == e {
 		t.slots[i].key.Store(slotTomb)
 		t.slots[i].e.Store(nil)
 		t.live--
 		return
 	}
-	k := pairKey(e.from.meta.ID, e.to.meta.ID)
+	k := pairKey(e.from.meta().ID, e.to.meta().ID)
 	mask := uint64(len(t.slots) - 1)
 	for i := slotOf(k) & mask; ; i = (i + 1) & mask {
 		switch t.slots[i].key.Load() {
@@ -150,7 +150,7 @@ func (r *edgeTableRef) rebuild(t *edgeTable) *edgeTable {
 			for j := slotOf(k) & mask; ; j = (j + 1) & mask {
 				if nt.slots[j].key.Load() == slotEmpty {
 					e := t.slots[i].e.Load()
-					e.slot = int(j)
+					e.slot = int32(j)
 					nt.slots[j].e.Store(e)
 					nt.slots[j].key.Store(k)
 					break

@@ -90,12 +90,12 @@ func OrderConsistent() string {
 	n := 0
 	for o, x := range byPos {
 		if x.ord != o || o%ordGap == 0 || x.ord == 0 {
-			return fmt.Sprintf("byPos has lock %d at %d, which is at %d", x.meta.ID, o, x.ord)
+			return fmt.Sprintf("byPos has lock %d at %d, which is at %d", x.meta().ID, o, x.ord)
 		}
 	}
 	for i := range graph.Len() {
 		x := *graph.At(i)
-		id := x.meta.ID
+		id := x.meta().ID
 		if x.gi != i {
 			return fmt.Sprintf("lock %d at index %d says %d", id, i, x.gi)
 		}
@@ -111,21 +111,21 @@ func OrderConsistent() string {
 		pos[x.ord] = id
 		for i, e := range x.out {
 			n++
-			if e.from != x || e.iout != i || e.iin >= len(e.to.in) || e.to.in[e.iin] != e {
+			if e.from != x || int(e.iout) != i || int(e.iin) >= len(e.to.in) || e.to.in[e.iin] != e {
 				return fmt.Sprintf("edge %d -> %d: lists disagree (from ok %v, iout %d/%d, iin %d/%d, bypass %v, inline %v)",
-					id, e.to.meta.ID, e.from == x, e.iout, i, e.iin, len(e.to.in), e.bypass, e == &e.to.first)
+					id, e.to.meta().ID, e.from == x, e.iout, i, e.iin, len(e.to.in), e.bypass, e == &e.to.first)
 			}
 			if findEdge(x, e.to) != e {
-				return fmt.Sprintf("edge %d -> %d: not found under graphMu", id, e.to.meta.ID)
+				return fmt.Sprintf("edge %d -> %d: not found under graphMu", id, e.to.meta().ID)
 			}
-			if at, ok := edgeAt(x.meta, e.to.meta); !ok || at != e.toAt {
-				return fmt.Sprintf("edge %d -> %d: not found without graphMu (%v)", id, e.to.meta.ID, ok)
+			if at, ok := edgeAt(x.meta(), e.to.meta()); !ok || at != e.toAt {
+				return fmt.Sprintf("edge %d -> %d: not found without graphMu (%v)", id, e.to.meta().ID, ok)
 			}
 			if e.to.ord == 0 || e.to.gi >= graph.Len() || *graph.At(e.to.gi) != e.to {
-				return fmt.Sprintf("edge %d -> %d: target not in the graph", id, e.to.meta.ID)
+				return fmt.Sprintf("edge %d -> %d: target not in the graph", id, e.to.meta().ID)
 			}
 			if e.ordered && e.from.ord >= e.to.ord {
-				return fmt.Sprintf("edge %d -> %d against the order (%d >= %d)", id, e.to.meta.ID, e.from.ord, e.to.ord)
+				return fmt.Sprintf("edge %d -> %d against the order (%d >= %d)", id, e.to.meta().ID, e.from.ord, e.to.ord)
 			}
 		}
 	}

@@ -390,36 +390,38 @@ var (
 const ordGap = 1 << 24
 
 // lockState is a lock's detection state: core's Meta and the node of the
-// order graph, side by side. The Meta must stay the first field: nodeOf
-// converts a *core.Meta back to its lockState.
+// order graph, side by side, 256 bytes. The Meta must stay the first
+// field: nodeOf and node.meta convert between the two.
 //
 // lockStates are carved out of slabs of slabSize (see NewMeta): a lock
 // gets the next slot of the current slab, and a slot is never handed out
 // twice, so no stale *core.Meta (a held record, a pending report) can
 // ever alias another lock's state. A slab is freed by the collector once
 // no Meta in it is referenced any more, so one live lock keeps at most
-// slabSize-1 dead lockStates' memory (15 x 288 bytes) alive with its own,
-// and nothing else: forgetting a lock drops its node's edges and search
-// pointers (dropNode), so a dead slot leads the collector only to its
-// own name, first-lock and first-wait stacks, and weak handle.
+// slabSize-1 dead lockStates' memory (14 x 256 bytes) alive with its own,
+// and little else: forgetting a lock drops its node's edges and search
+// pointers (dropNode, dropVia), so a dead slot leads the collector only
+// to its own name, first-lock and first-wait stacks, lost-holds record
+// and weak handle, none of which leads further.
 //
 // Rejected alternatives: a lockState per allocation, one allocation more
-// per lock, 4 instead of 2 per pair of new locks nested (BenchmarkOrderFirstNesting),
-// and more objects for the collector to sweep; a free list of slots,
-// which would let a stale *core.Meta alias a new lock; a node allocated
-// on first use and found through a map or a field of Meta, an allocation
-// and a lookup more per lock, for code whose objects each carry their own
-// lock.
+// per lock (4 instead of 2 per pair of new locks nested,
+// BenchmarkOrderFirstNesting) and more objects for the collector to
+// sweep; a free list of slots, which would let a stale *core.Meta alias
+// a new lock; a node allocated on first use and found through a map or a
+// field of Meta, an allocation and a lookup more per lock, for code whose
+// objects each carry their own lock.
 type lockState struct {
 	meta core.Meta
 	node node
 }
 
-// slabSize is how many lockStates one allocation holds: 16 x 288 bytes,
-// 4.5 KiB (the 4864-byte size class). Larger slabs save little more (the
-// allocation is already amortised to a sixteenth) and let one live lock
-// keep more dead lockStates' memory.
-const slabSize = 16
+// slabSize is how many lockStates one allocation holds: 15 of them and
+// the cursor, 3848 bytes, fit the 4096-byte size class (273 bytes a
+// lock); 16 would take the 4864-byte class (304 bytes a lock). Larger
+// slabs save little more (the allocation is already amortised to a
+// fifteenth) and let one live lock keep more dead lockStates' memory.
+const slabSize = 15
 
 type lockSlab struct {
 	next   atomic.Int32 // the next free slot; slabSize or more when full
@@ -430,13 +432,11 @@ type lockSlab struct {
 var curSlab atomic.Pointer[lockSlab]
 
 func (engine) NewMeta() *core.Meta {
-	var s *lockState
 	for {
 		sl := curSlab.Load()
 		if sl != nil {
 			if i := sl.next.Add(1) - 1; i < slabSize {
-				s = &sl.states[i]
-				break
+				return &sl.states[i].meta
 			}
 		}
 		// Full (or none yet): start a new slab with its first slot taken.
@@ -445,12 +445,19 @@ func (engine) NewMeta() *core.Meta {
 		nsl := new(lockSlab)
 		nsl.next.Store(1)
 		if curSlab.CompareAndSwap(sl, nsl) {
-			s = &nsl.states[0]
-			break
+			return &nsl.states[0].meta
 		}
 	}
-	s.node.meta = &s.meta
-	return &s.meta
+}
+
+// nodeOffset is where a lockState's node lies, from its Meta.
+const nodeOffset = unsafe.Offsetof(lockState{}.node)
+
+// meta returns the Meta of n's lock: n is the node of a lockState, which
+// begins with the Meta. Rejected alternative: a field that points back,
+// 8 bytes more in every lock's state.
+func (n *node) meta() *core.Meta {
+	return (*core.Meta)(unsafe.Add(unsafe.Pointer(n), -int(nodeOffset)))
 }
 
 // nodeOf returns m's node. Every Meta comes from NewMeta once package
@@ -460,11 +467,10 @@ func nodeOf(m *core.Meta) *node { return &(*lockState)(unsafe.Pointer(m)).node }
 
 // node is a lock in the graph. Guarded by graphMu.
 type node struct {
-	meta *core.Meta
-	ord  int64   // position in the topological order; 0 while not in the graph
-	gi   int     // index in graph, while in the graph
-	out  []*edge // edges from this lock, ordered or not
-	in   []*edge // edges into this lock
+	ord int64   // position in the topological order; 0 while not in the graph
+	gi  int     // index in graph, while in the graph
+	out []*edge // edges from this lock, ordered or not
+	in  []*edge // edges into this lock
 	// Inline room for the first edge out of and into this lock, and for
 	// the first edge into it, so that a pair of locks nested for the
 	// first time allocates nothing for its edge.
@@ -505,9 +511,9 @@ type edge struct {
 	ordered  bool // part of the topological order (see the top of the file)
 	pending  bool // closes a cycle that has a lock never write-locked; not ordered
 	bypass   bool // stands for a path through a lock since collected
-	iout     int  // position in from.out
-	iin      int  // position in to.in
-	slot     int  // position in edgeSet's table
+	// Positions: in from.out, in to.in, in edgeSet's table. int32 keeps
+	// the edge, held inline in every lock's node, at 56 bytes.
+	iout, iin, slot int32
 }
 
 // addNode puts n into the graph, at the low end if it is to be an edge's
@@ -590,7 +596,7 @@ func findEdge(from, to *node) *edge {
 	if to.first.to != nil && to.first.from == from {
 		return &to.first
 	}
-	return edgeSet.get(from.meta.ID, to.meta.ID)
+	return edgeSet.get(from.meta().ID, to.meta().ID)
 }
 
 // edgeCount returns the number of edges in the graph; graphMu is held.
@@ -598,18 +604,18 @@ func edgeCount() int { return firstEdges + edgeSet.count() }
 
 // link adds e to both ends' lists, and publishes it for edgeAt.
 func link(e *edge) {
-	e.iout = len(e.from.out)
+	e.iout = int32(len(e.from.out))
 	e.from.out = append(e.from.out, e)
-	e.iin = len(e.to.in)
+	e.iin = int32(len(e.to.in))
 	e.to.in = append(e.to.in, e)
 	if to := e.to; e == &to.first {
 		firstEdges++
 		to.firstAt.Store(e.toAt)
-		to.firstFrom.Store(e.from.meta.ID) // after firstAt: see edgeAt
+		to.firstFrom.Store(e.from.meta().ID) // after firstAt: see edgeAt
 		return
 	}
-	if f := e.to.meta.Flags.Load(); f&inTable == 0 {
-		e.to.meta.Flags.Or(inTable)
+	if f := e.to.meta().Flags.Load(); f&inTable == 0 {
+		e.to.meta().Flags.Or(inTable)
 	}
 	edgeSet.add(e)
 }
@@ -739,14 +745,14 @@ func placeEdge(found []pending, e *edge) []pending {
 // e.from through write-locked locks, if there is one; else nil, and e is
 // left pending. graphMu is held.
 func reportable(path []*edge, e *edge) []*edge {
-	pendingN.Add(1)             // before the flags are read: see pendingN
-	all := written(e.from.meta) // the path's last lock; the loop sees the others
+	pendingN.Add(1)               // before the flags are read: see pendingN
+	all := written(e.from.meta()) // the path's last lock; the loop sees the others
 	for _, pe := range path {
-		all = all && written(pe.from.meta)
+		all = all && written(pe.from.meta())
 	}
 	switch {
 	case all:
-	case written(e.from.meta) && written(e.to.meta):
+	case written(e.from.meta()) && written(e.to.meta()):
 		path = writtenPath(e.to, e.from)
 	default:
 		path = nil
@@ -780,7 +786,7 @@ func settleAll(path []*edge) {
 // ord(y') <= ord(e.from). A new edge thus costs no search while no
 // pending edge lies in its way. graphMu is held.
 func viaPending(e *edge) []*edge {
-	if len(pendingEdges) == 0 || !written(e.from.meta) || !written(e.to.meta) {
+	if len(pendingEdges) == 0 || !written(e.from.meta()) || !written(e.to.meta()) {
 		return nil
 	}
 	first, last := false, false
@@ -824,7 +830,7 @@ func writtenPath(start, goal *node) []*edge {
 				slices.Reverse(path)
 				return path
 			}
-			if w.mark == fm || !written(w.meta) {
+			if w.mark == fm || !written(w.meta()) {
 				continue
 			}
 			w.mark, w.via = fm, e
@@ -1081,13 +1087,13 @@ func orderReport(p pending) *Report {
 		r.late = &lateWrite{lock: lockInfo(p.late), g: p.lateG}
 	}
 	for _, e := range append(p.path, p.closing) {
-		ids = append(ids, e.from.meta.ID)
+		ids = append(ids, e.from.meta().ID)
 		gs = append(gs, e.g)
 		var holdsAt []Frame
 		if e.fromAt != nil {
 			holdsAt = symbolise(e.fromAt.pcs)
 		}
-		r.Steps = append(r.Steps, Step{Goroutine: e.g, Holds: lockInfo(e.from.meta), WaitsFor: lockInfo(e.to.meta),
+		r.Steps = append(r.Steps, Step{Goroutine: e.g, Holds: lockInfo(e.from.meta()), WaitsFor: lockInfo(e.to.meta()),
 			HoldsForReading: e.mode&readFrom != 0, WaitsForReading: e.mode&readTo != 0,
 			Stack: e.toAt.frames(), HoldsAt: holdsAt})
 	}
@@ -1141,13 +1147,13 @@ func forgetRegion(n *node) {
 	for i := 0; i < len(region); i++ {
 		x := region[i]
 		for _, e := range x.out {
-			if w := e.to; w.gone != gone && w.meta.Gone() {
+			if w := e.to; w.gone != gone && w.meta().Gone() {
 				w.gone = gone
 				region = append(region, w)
 			}
 		}
 		for _, e := range x.in {
-			if w := e.from; w.gone != gone && w.meta.Gone() {
+			if w := e.from; w.gone != gone && w.meta().Gone() {
 				w.gone = gone
 				region = append(region, w)
 			}

@@ -43,7 +43,9 @@ type lostHold struct {
 	cause any // the retake's panic value; nil for runtime.Goexit
 }
 
-// lostHolds is kept in a lock's Meta.
+// lostHolds is kept in a lock's Meta, made by the first wait that loses
+// holds: most locks never need one, and the Meta stays smaller (see
+// detect's lockState).
 type lostHolds struct {
 	n    atomic.Int32 // len(list), for a look without mu
 	mu   sync.Mutex
@@ -56,7 +58,7 @@ type lostHolds struct {
 // its holds were retaken and released since, or g recovered and went on
 // without unlocking.
 func (l *Lock) LoseHolds(k *Class, g int64, n int, cause any) {
-	lh := &l.Meta(k).lost
+	lh := l.Meta(k).lostHolds()
 	lh.mu.Lock()
 	defer lh.mu.Unlock()
 	for i := range lh.list {
@@ -73,10 +75,13 @@ func (l *Lock) LoseHolds(k *Class, g int64, n int, cause any) {
 // Cond wait, so earlier lost holds no longer explain a failed Unlock.
 func (l *Lock) ForgetLost(g int64) {
 	m := l.PeekMeta()
-	if m == nil || m.lost.n.Load() == 0 {
+	if m == nil {
 		return
 	}
-	lh := &m.lost
+	lh := m.lost.Load()
+	if lh == nil || lh.n.Load() == 0 {
+		return
+	}
 	lh.mu.Lock()
 	lh.take(g, true)
 	lh.mu.Unlock()
@@ -93,11 +98,23 @@ func (l *Lock) TakeLost(g int64) (cause any, quiet, ok bool) {
 	if m == nil {
 		return nil, false, false
 	}
-	lh := &m.lost
+	lh := m.lost.Load()
+	if lh == nil {
+		return nil, false, false
+	}
 	lh.mu.Lock()
 	defer lh.mu.Unlock()
 	r, ok := lh.take(g, false)
 	return r.cause, ok && r.cause == nil, ok
+}
+
+// lostHolds returns m's lost holds, making them on first use.
+func (m *Meta) lostHolds() *lostHolds {
+	if lh := m.lost.Load(); lh != nil {
+		return lh
+	}
+	m.lost.CompareAndSwap(nil, new(lostHolds))
+	return m.lost.Load()
 }
 
 // take finds g's record and uses up one hold of it (all of them with all).

@@ -25,7 +25,7 @@ type Meta struct {
 	name     atomic.Pointer[string]
 	site     atomic.Pointer[[]uintptr] // first acquisition seen in Order mode
 	waitSite atomic.Pointer[[]uintptr] // first Lock that had to wait (Cycles and Order modes)
-	lost     lostHolds                 // holds that Cond waits could not retake (see LoseHolds)
+	lost     atomic.Pointer[lostHolds] // holds that Cond waits could not retake (see LoseHolds); made on first need
 	// gone is set when the registry forgets m: its lock was found
 	// collected, or queued for finalization (see Lock.Meta).
 	gone    atomic.Bool
@@ -140,14 +140,19 @@ func (l *Lock) newMeta(k *Class) *Meta {
 			continue
 		}
 		if old != nil {
-			old.lost.mu.Lock()
-			m.lost.mu.Lock()
-			m.lost.list = append(m.lost.list, old.lost.list...)
-			m.lost.n.Store(int32(len(m.lost.list)))
-			old.lost.list = nil
-			old.lost.n.Store(0)
-			m.lost.mu.Unlock()
-			old.lost.mu.Unlock()
+			if ol := old.lost.Load(); ol != nil {
+				ol.mu.Lock()
+				if len(ol.list) > 0 {
+					nl := m.lostHolds()
+					nl.mu.Lock()
+					nl.list = append(nl.list, ol.list...)
+					nl.n.Store(int32(len(nl.list)))
+					nl.mu.Unlock()
+				}
+				ol.list = nil
+				ol.n.Store(0)
+				ol.mu.Unlock()
+			}
 		}
 		metas.mu.Lock()
 		metas.all.Append(metaEntry{m.lock, m})
