@@ -96,11 +96,10 @@ func (r *edgeTableRef) add(e *edge) {
 	}
 }
 
-// remove deletes e; graphMu is held. e.slot says where e is: a lookup
-// there touches one slot, where probing for e's key walked the cluster
-// around it, at a cache miss a slot in a table larger than the cache
-// (an eighth of the CPU time of nesting a pair of new locks went to the
-// table's adds and removes).
+// remove deletes e; graphMu is held. e.slot says where e is: a look
+// there touches one slot, where probing for e's key would walk the
+// cluster around it, a cache miss a slot in a table larger than the
+// cache.
 func (r *edgeTableRef) remove(e *edge) {
 	t := r.t.Load()
 	if t == nil {

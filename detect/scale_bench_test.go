@@ -178,18 +178,20 @@ func BenchmarkOrderTransfers(b *testing.B) {
 	}
 }
 
-// BenchmarkOrderFirstNesting nests a pair of lock instances never nested
-// before (new locks, so new graph nodes and a new edge), the pattern of
-// code whose objects carry their own locks. The locks are allocated with
-// the timer stopped: allocs/op counts the detector's allocations only.
-// In Order mode a lock's first acquisition makes its metadata (one
-// allocation with its graph node, plus the weak pointer that lets it be
-// collected: one more) and records where it was first locked; the locked-before case has each lock taken alone once
-// beforehand, with the timer stopped, so that it measures the nesting
-// alone: the new edge. cpu-ns/op is the process's CPU time while the
-// timer runs (the collector's and the cleanups' included), steadier than
-// ns/op on a shared machine. bench/detectcost runs the same nesting
-// against go-deadlock.
+// BenchmarkOrderFirstNesting nests a pair of lock instances never
+// nested before (new locks, so new graph nodes and a new edge), the
+// pattern of code whose objects carry their own locks. The locks are
+// allocated with the timer stopped: allocs/op counts the detector's
+// allocations only. In Order mode a lock's first acquisition makes its
+// metadata (a slot in a slab of 15 with its graph node, a fifteenth of
+// an allocation, plus the weak pointer that lets it be collected: one
+// allocation) and records where it was first locked; the locked-before
+// case has each lock taken alone once beforehand, with the timer
+// stopped, so that it measures the nesting alone: the new edge.
+// cpu-ns/op is the process's CPU time while the timer runs (the
+// collector's and the cleanups' included), steadier than ns/op on a
+// shared machine. bench/detectcost runs the same nesting against
+// go-deadlock.
 func BenchmarkOrderFirstNesting(b *testing.B) {
 	type pair struct{ outer, inner sync.Locker }
 	cases := []struct {

@@ -86,30 +86,47 @@ var nextID atomic.Uint64
 
 // Meta returns l's metadata, creating it on first use.
 //
-// What a lock's metadata costs: the engine's allocation (the Meta with
-// the graph node, one allocation) and the weak pointer (one more, the
-// runtime's handle), two allocations per lock. The weak pointer is the
-// dearer: weak.Make adds a special record to the lock's span under the
-// runtime's locks, 10 % of the CPU profile of a short-lived goroutine
-// that nests a lock of its own in Order mode
-// (BenchmarkOrderShortLivedGoroutines/own in package detect), and no
-// other way to learn that a lock was collected costs less. Nothing runs
-// when the lock is collected: scanMetas finds it, once per collection,
-// among all the registered Metas.
+// What a lock's metadata costs: a slot in one of the engine's slabs
+// (the Meta with the graph node, many to an allocation: package
+// detect's lockState), an entry in the registry, and the weak pointer,
+// whose runtime handle is the one allocation per lock left. The weak
+// pointer is the dearest part: weak.Make looks for a handle among the
+// specials of the lock's span under the span's lock, allocates a
+// special record under the heap's global special lock and a 16-byte
+// handle, and links the record into the span's list under the span's
+// lock again; that was 13 % of the CPU profile of nesting a pair of
+// new locks in Order mode (0.78 s of 6.2 s for 2,000,000 pairs, about
+// 195 ns a lock: bench/detectcost
+// BenchmarkMutexFirstNesting/mutex.Mutex/order, AMD EPYC, 2 vCPUs
+// under load, Go 1.26.8), and no other way to learn that a lock was
+// collected costs less. Nothing runs when the lock is collected:
+// scanMetas finds it, once per collection, among all the registered
+// Metas.
 //
-// Rejected alternative: a cleanup per lock (runtime.AddCleanup) that
-// forgets it. It cost two allocations more per lock (the argument's box
-// and the closure) and a special record, together a tenth of the CPU time
-// of nesting a pair of new locks in Order mode, and its run per collected
-// lock went through the cleanup queue one call at a time. The scan costs
-// work in proportion to the live locks on every collection instead, as
-// the collector's own marking of their metadata does (the heap holds at
+// Rejected alternatives to a weak pointer per lock. One per slab of
+// Metas: a weak pointer names one object, and the locks are the user's
+// objects, not the slab; a weak pointer to the slab would say when all
+// of its locks' Metas are unreferenced, never which lock died. A weak
+// pointer made only when a lock enters the order graph: both locks of
+// a first nesting enter it, and a held record in Order mode reads the
+// weak pointer of the lock it names to find records of collected
+// locks. Telling a collected lock by its memory (the Meta keeping the
+// lock's address, the lock pointing back): the collector does not
+// clear what it frees, so a dead lock would look alive until its
+// memory was reused, and reading it would race with its next owner. A
+// cleanup per lock (runtime.AddCleanup) that forgets it: two
+// allocations more per lock (the argument's box and the closure) and a
+// special record, together a tenth of the CPU time of nesting a pair
+// of new locks in Order mode, and its run per collected lock went
+// through the cleanup queue one call at a time. The scan costs work in
+// proportion to the live locks on every collection instead, as the
+// collector's own marking of their metadata does (the heap holds at
 // least a Meta per live lock), on the cleanup goroutine, not while the
 // world is stopped: with 100,000 live locks a scan took 5.8 ms (3.0 to
 // 10.1 ms, 30 to 100 ns a lock) against 61 ms (34 to 134 ms) for a
-// forced collection of the same heap (medians and ranges of 5, AMD EPYC,
-// 2 vCPUs heavily loaded, Go 1.26.8: go test -run '^$' -bench MetaScan
-// -count 5 ./internal/core).
+// forced collection of the same heap (medians and ranges of 5, AMD
+// EPYC, 2 vCPUs heavily loaded, Go 1.26.8: go test -run '^$' -bench
+// MetaScan -count 5 ./internal/core).
 //
 // A lock whose Meta is gone (found unreachable) and that is used again
 // was revived by a finalizer: the weak pointer that the collection
