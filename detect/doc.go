@@ -241,9 +241,9 @@
 //	go test -run '^$' -bench 'Mutex(Uncontended|Nested)Pair' ./bench/detectcost
 //
 // and the first nesting of two new locks (their metadata and first-lock
-// sites, the new edge and its stacks) 3.6 us of CPU time and 2
+// sites, the new edge and its stacks) 2.9 us of CPU time and 2
 // allocations, each lock's weak pointer (the locks' detection states
-// come 15 to an allocation), and 2.3 us of wall time against 6.3 us for
+// come 15 to an allocation), and 2.0 us of wall time against 6.7 us for
 // go-deadlock's in the same runs (medians of 6, 2 vCPUs heavily loaded:
 // go test -run '^$' -bench OrderFirstNesting -benchtime 30000x ./detect,
 // the mutex.Mutex/order row, and go test -run '^$' -bench
