@@ -2,12 +2,14 @@ package detect_test
 
 import (
 	"bytes"
+	"fmt"
 	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -465,4 +467,75 @@ func TestMetaSlotsNotReused(t *testing.T) {
 		require.False(t, old[m], "a forgotten lock's Meta handed out again")
 		old[m] = true
 	}
+}
+
+// TestForgottenSlabNotKeptByInlineList: a lock nested under a live lock,
+// then forgotten, leaves nothing that keeps its slab reachable, also when
+// the live lock's edge list has outgrown the array inside its node (whose
+// first entry was the forgotten lock's edge, inside the forgotten slab).
+func TestForgottenSlabNotKeptByInlineList(t *testing.T) {
+	for _, edges := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("%d out-edges", edges), func(t *testing.T) {
+			detecttest.Configure(t, detect.WithMode(detect.Order))
+			live := new(mutex.Mutex)
+			live.Lock() // live's state is made now, in a slab that is not a's
+			live.Unlock()
+			fill := func() { // a slab's worth of other locks, collected at once
+				for range detect.SlabSize {
+					l := new(mutex.Mutex)
+					l.Lock()
+					l.Unlock()
+				}
+			}
+			fill()
+			var w weak.Pointer[core.Meta]
+			func() {
+				a := new(mutex.Mutex)
+				lockPair(live, a)
+				for range edges - 1 {
+					lockPair(live, new(mutex.Mutex))
+				}
+				w = weak.Make(detect.PeekMeta(a))
+			}()
+			fill() // no lock made later shares a's slab
+			waitForGC(t, "the forgotten lock's slab collected", func() bool { return w.Value() == nil })
+			runtime.KeepAlive(live)
+		})
+	}
+}
+
+// TestForgottenChainCollected: objects in a list, each nesting its
+// successor's lock and a temporary one under its own, all collected but
+// the head: the heap goes back to about where it was, not held a slab at
+// a time, each by the next, from the one live lock.
+func TestForgottenChainCollected(t *testing.T) {
+	detecttest.Configure(t, detect.WithMode(detect.Order))
+	head := new(mutex.Mutex)
+	base := detect.ReadStats()
+	heap := func() int64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return int64(ms.HeapAlloc)
+	}
+	before := heap()
+	const n = 20000
+	func() {
+		prev := new(mutex.Mutex)
+		lockPair(head, prev)
+		lockPair(head, new(mutex.Mutex))
+		for range n {
+			next := new(mutex.Mutex)
+			lockPair(prev, next)
+			lockPair(prev, new(mutex.Mutex))
+			prev = next
+		}
+	}()
+	waitForGC(t, "the chain forgotten", func() bool { return detect.ReadStats().Nodes <= base.Nodes+1 })
+	grown := heap() - before
+	// Kept alive, the 2n locks' states are about 11 MB (256 B each plus
+	// their edges and weak handles); collected, a few hundred KB remain.
+	assert.Less(t, grown, int64(4<<20), "heap still grown by %d KB after %d locks were forgotten", grown>>10, 2*n)
+	runtime.KeepAlive(head)
 }

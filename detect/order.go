@@ -614,9 +614,9 @@ func edgeCount() int { return firstEdges + edgeSet.count() }
 // link adds e to both ends' lists, and publishes it for edgeAt.
 func link(e *edge) {
 	e.iout = int32(len(e.from.out))
-	e.from.out = append(e.from.out, e)
+	e.from.out = appendEdge(e.from.out, &e.from.out1, e)
 	e.iin = int32(len(e.to.in))
-	e.to.in = append(e.to.in, e)
+	e.to.in = appendEdge(e.to.in, &e.to.in1, e)
 	if to := e.to; e == &to.first {
 		firstEdges++
 		to.firstAt.Store(e.toAt)
@@ -627,6 +627,17 @@ func link(e *edge) {
 		e.to.meta().Flags.Or(inTable)
 	}
 	edgeSet.add(e)
+}
+
+// appendEdge appends e to list; when that moves list off its node's
+// inline array, the array is cleared, so that it keeps no edge (and no
+// other lock's slab) reachable once the edge has left the graph.
+func appendEdge(list []*edge, inline *[1]*edge, e *edge) []*edge {
+	grown := append(list, e)
+	if len(list) == len(inline) && &list[0] == &inline[0] {
+		clear(inline[:])
+	}
+	return grown
 }
 
 // unlink removes e from both ends' lists and from where edgeAt finds it.
