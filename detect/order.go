@@ -544,6 +544,8 @@ func dropNode(n *node) {
 		delete(byPos, n.ord)
 	}
 	n.out, n.in, n.ord, n.via = nil, nil, 0, nil
+	clear(n.out1[:]) // nothing in a dropped node leads to another lock's slab
+	clear(n.in1[:])
 }
 
 // The edges of the graph are found without graphMu (edgeAt, for every
