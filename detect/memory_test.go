@@ -539,3 +539,28 @@ func TestForgottenChainCollected(t *testing.T) {
 	assert.Less(t, grown, int64(4<<20), "heap still grown by %d KB after %d locks were forgotten", grown>>10, 2*n)
 	runtime.KeepAlive(head)
 }
+
+// TestReportedCycleLocksCollected: the locks of a reported inversion are
+// collected once unreachable, like any other: nothing in the detector's
+// search state keeps their detection state (and its slab) reachable.
+func TestReportedCycleLocksCollected(t *testing.T) {
+	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
+	fill := func() { // a slab's worth of other locks, collected at once
+		for range detect.SlabSize {
+			l := new(mutex.Mutex)
+			l.Lock()
+			l.Unlock()
+		}
+	}
+	fill()
+	var w weak.Pointer[core.Meta]
+	func() {
+		a, b := new(mutex.Mutex), new(mutex.Mutex)
+		lockPair(a, b)
+		lockPair(b, a)
+		w = weak.Make(detect.PeekMeta(a))
+	}()
+	require.Len(t, rec.All(), 1, "the inversion is reported")
+	fill()
+	waitForGC(t, "a reported lock's state collected", func() bool { return w.Value() == nil })
+}

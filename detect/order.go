@@ -748,7 +748,8 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found 
 //go:noinline
 func placeEdge(found []pending, e *edge) []pending {
 	var path []*edge
-	if e.from.ord > e.to.ord {
+	searched := e.from.ord > e.to.ord
+	if searched {
 		path = reorder(e.from, e.to)
 	}
 	if path != nil {
@@ -757,10 +758,19 @@ func placeEdge(found []pending, e *edge) []pending {
 			found = append(found, newPending(path, e))
 		}
 	} else if path = viaPending(e); path != nil {
+		searched = true
 		found = append(found, newPending(path, e))
+	}
+	if searched {
+		clearPath()
 	}
 	return found
 }
+
+// clearPath clears the searches' shared path scratch, whose edges must
+// not stay reachable from there once they leave the graph (see
+// lockState); a report has copied what it needs. graphMu is held.
+func clearPath() { clear(path[:cap(path)]) }
 
 // reportable returns path, the cycle that e (not yet linked) closes, if
 // each of its locks has been write-locked; else another path from e.to to
@@ -886,6 +896,7 @@ func lateCycles(m *core.Meta, g int64) (found []pending) {
 		rot := make([]*edge, 0, len(cyc))
 		rot = append(append(rot, cyc[k+1:]...), cyc[:k+1]...)
 		settleAll(rot)
+		clearPath()
 		p := newPending(rot[:len(rot)-1], rot[len(rot)-1])
 		p.late, p.lateG = m, g
 		found = append(found, p)
