@@ -4,6 +4,8 @@ package core
 
 import (
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -166,4 +168,30 @@ func TestDomainString(t *testing.T) {
 			t.Errorf("Domain(%d).String() = %q, want %q", uint64(d), got, want)
 		}
 	}
+}
+
+// TestCheckWakerNamesBothSides: the check that stands in for the
+// runtime's fatal error names the waiter, the waker, their domains and
+// what the waiter parked behind, and leaves the lock usable.
+func TestCheckWakerNamesBothSides(t *testing.T) {
+	var l Lock
+	w := &waiter{g: 12345, lock: &l, dom: 438, durable: true, durHolder: 777, durHolderDom: 438, durState: 777 << ownerShift}
+	defer func() {
+		msg, _ := recover().(string)
+		for _, want := range []string{
+			"wakeup of goroutine 12345, durably blocked in synctest bubble 437",
+			"by goroutine " + strconv.FormatInt(gid.Get(), 10) + " in no bubble",
+			"behind holder 777, cached as bubble 437",
+		} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("message %q lacks %q", msg, want)
+			}
+		}
+		if !l.mu.TryLock() {
+			t.Fatal("the lock's queue mutex is left held")
+		}
+		l.mu.Unlock()
+	}()
+	w.checkWaker()
+	t.Fatal("checkWaker did not panic")
 }

@@ -1,9 +1,11 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -164,22 +166,28 @@ const starvationThreshold = int64(time.Millisecond)
 // allocation happens only when a goroutine is about to park, which costs
 // far more than the allocation.
 type waiter struct {
-	g         int64
-	lock      *Lock
-	class     *Class
-	dom       Domain        // the goroutine's domain (bubble.go)
-	ch        chan struct{} // buffered(1); made by the waiter when it first parks on it
-	sem       sync.Mutex    // the token when sema: see above
-	prev      *waiter       // guarded by lock.mu
-	next      *waiter       // guarded by lock.mu
-	inq       bool          // guarded by lock.mu: in lock's queue
-	durable   bool          // guarded by lock.mu: this park is durable (counted in ndurable while queued)
-	sema      bool          // guarded by lock.mu: this park is on sem, not ch
-	cancelled error         // written under lock.mu before the token is posted: dequeued by cancel, with this error
-	handoff   bool          // written under lock.mu before the token is sent: the lock was handed to g
-	start     int64         // when the goroutine started to wait (nanotime)
-	epoch     uint64        // set by register, read by walkers under the shard lock
-	timed     atomic.Bool   // a wait-timeout report was made for this wait
+	g       int64
+	lock    *Lock
+	class   *Class
+	dom     Domain        // the goroutine's domain (bubble.go)
+	ch      chan struct{} // buffered(1); made by the waiter when it first parks on it
+	sem     sync.Mutex    // the token when sema: see above
+	prev    *waiter       // guarded by lock.mu
+	next    *waiter       // guarded by lock.mu
+	inq     bool          // guarded by lock.mu: in lock's queue
+	durable bool          // guarded by lock.mu: this park is durable (counted in ndurable while queued)
+	// The holder and state the last durable park was chosen in, and the
+	// holder's domain as the domain cache then had it (0: not cached),
+	// for checkWaker's message; written under lock.mu.
+	durHolder    int64
+	durHolderDom Domain
+	durState     int64
+	sema         bool        // guarded by lock.mu: this park is on sem, not ch
+	cancelled    error       // written under lock.mu before the token is posted: dequeued by cancel, with this error
+	handoff      bool        // written under lock.mu before the token is sent: the lock was handed to g
+	start        int64       // when the goroutine started to wait (nanotime)
+	epoch        uint64      // set by register, read by walkers under the shard lock
+	timed        atomic.Bool // a wait-timeout report was made for this wait
 	// For a wait on an RWLock (rwlock.go): the lock, and what is awaited
 	// (waitLock: lock's owner; waitRead: the writer, for a read hold;
 	// waitDrain: the readers, by the writer that holds lock). Set before
@@ -635,6 +643,8 @@ func (l *Lock) queueOrAcquire(w *waiter, clear, set int64) bool {
 			w.setPark(durable)
 			if durable {
 				l.ndurable++
+				w.durHolder, w.durState = s>>ownerShift, s
+				w.durHolderDom, _ = cachedDomain(w.durHolder)
 			}
 			return false
 		}
@@ -718,9 +728,38 @@ func (w *waiter) checkWaker() {
 		return
 	}
 	if d := CurDomain(); d != w.dom {
-		panic(fmt.Sprintf("locksmith: internal error: wakeup of goroutine %d, durably blocked in synctest %s, by goroutine %d in %s",
-			w.g, w.dom, gid.Get(), d))
+		g := gid.Get()
+		l := w.lock
+		l.mu.Lock()
+		woken := l.wokenDom
+		l.mu.Unlock()
+		panic(fmt.Sprintf("locksmith: internal error: wakeup of goroutine %d, durably blocked in synctest %s, by goroutine %d in %s "+
+			"(the waiter parked behind holder %d, cached as %s, in state %#x; the lock: state %#x, durable domain %s, woken domain %s; "+
+			"the goroutines' headers now: %q, %q, %q)",
+			w.g, w.dom, g, d, w.durHolder, w.durHolderDom, w.durState,
+			l.state.Load(), Domain(l.durDom.Load()), woken,
+			headerOf(w.g), headerOf(g), headerOf(w.durHolder)))
 	}
+}
+
+// headerOf returns goroutine g's header line in a dump of all goroutines,
+// or "" if g has exited (for checkWaker's message).
+func headerOf(g int64) string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	prefix := []byte("goroutine " + strconv.FormatInt(g, 10) + " [")
+	for len(buf) > 0 {
+		line := buf
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			line, buf = buf[:i], buf[i+1:]
+		} else {
+			buf = nil
+		}
+		if bytes.HasPrefix(line, prefix) {
+			return string(line)
+		}
+	}
+	return ""
 }
 
 // spin makes a few bounded attempts to take the lock for g before it
