@@ -62,8 +62,9 @@ var (
 //     the queue, so the Release that sees it always finds mu's queue
 //     non-empty or clears the bit while releasing;
 //   - durable is set exactly while ndurable > 0, and then every goroutine
-//     that holds the lock, is queued, or is the woken waiter in flight
-//     belongs to durDom (see "Sharing across bubbles" below).
+//     that holds the lock, is queued, is the woken waiter in flight or is
+//     a releaser that has set woken and not yet dequeued a waiter belongs
+//     to durDom (see "Sharing across bubbles" below).
 //
 // # Sharing across bubbles
 //
@@ -73,7 +74,9 @@ var (
 // bubble and stay so while it is queued:
 //   - when it queues (under mu, in the CompareAndSwap that reads the
 //     owner), the owner, every queued waiter and the woken waiter in
-//     flight are of its bubble (durableOK);
+//     flight are of its bubble, and no releaser is between setting woken
+//     and dequeuing the waiter it wakes, which may then be this one
+//     (durableOK);
 //   - while it is queued (durable set), a goroutine of another domain
 //     takes no lock: its slow paths refuse (mayTake) and it queues, behind
 //     the durable waiters, since a durable waiter queues only behind
@@ -94,13 +97,20 @@ var (
 // the rules above check exactly.
 type Lock struct {
 	state atomic.Int64
-	mu    sync.Mutex // guards q, ndurable, wokenDom and the links and handoff of queued waiters
+	mu    sync.Mutex // guards q, ndurable and the links and handoff of queued waiters
 	q     waitList
 	meta  atomic.Pointer[Meta] // detection metadata, created on first need
 
 	durDom   atomic.Uint64 // the durable waiters' domain; meaningful while durable is set; written under mu
 	ndurable int32         // queued durable waiters
-	wokenDom Domain        // domain of the waiter wakeOne last dequeued (0: none yet)
+	// wokenDom is the domain of the waiter that the wakeup in progress
+	// (woken set) has dequeued, or 0 while its waker has set woken but not
+	// yet dequeued anyone: the releaser stores 0 before the
+	// CompareAndSwap that sets woken, wakeOne the waiter's domain under
+	// mu. So a waiter that sees woken set and then reads wokenDom learns
+	// the domain of whoever will send the token (the woken waiter passes
+	// its wakeup on itself), or 0 for a waker not known yet.
+	wokenDom atomic.Uint64
 
 	// extra is a reentrant wrapper's hold count beyond the first, for
 	// Dump: written only by the holder (SetExtraHolds), read by anyone
@@ -356,9 +366,13 @@ func (l *Lock) releaseSlow(g int64) bool {
 		wake := s&flagWaiting != 0 && s&flagWoken == 0
 		if wake {
 			n |= flagWoken
+			l.wokenDom.Store(0) // no waiter chosen yet: see wokenDom
 		}
 		if l.state.CompareAndSwap(s, n) {
 			if wake {
+				if testHookWake != nil {
+					testHookWake(l)
+				}
 				l.wakeOne()
 			}
 			return true
@@ -666,6 +680,10 @@ func (l *Lock) mayTake(d *Domain) bool {
 	return dur == *d
 }
 
+// testHookWake, if set (by tests), runs in releaseSlow between the
+// CompareAndSwap that sets woken and wakeOne.
+var testHookWake func(*Lock)
+
 // testHookMayTake, if set (by tests), runs in mayTake between the load of
 // durDom and the caller's CompareAndSwap.
 var testHookMayTake func(*Lock)
@@ -673,16 +691,22 @@ var testHookMayTake func(*Lock)
 // durableOK, under mu, reports whether w, in a bubble, may park durably in
 // state s, in which the lock is held or durable waiters of another bubble
 // are queued: the holder, every queued waiter and the woken waiter in
-// flight must be of w's bubble. (wokenDom may name a waiter that has since
-// taken the lock or queued again; then it is checked as holder or queued
-// waiter too, and a stale answer only makes w park on sem.) A holder that
+// flight must be of w's bubble. While woken is set, the woken waiter's
+// domain is wokenDom, or 0 if its waker has set woken but not yet
+// dequeued it: that waker, the goroutine that released the lock, may be
+// of any domain, and the waiter it dequeues may be w (the waiter it meant
+// to wake may have left the queue in between, and the lock been taken by
+// a goroutine of w's bubble), so w parks on sem then. (wokenDom may name
+// a waiter that has since taken the lock or queued again; then it is
+// checked as holder or queued waiter too, and a stale answer only makes w
+// park on sem.) A holder that
 // took the lock on the fast path is looked up in the domain cache, or in a
 // dump of all goroutines: only waiters in bubbles ever pay for that.
 func (l *Lock) durableOK(w *waiter, s int64) bool {
 	if s&flagDurable != 0 && Domain(l.durDom.Load()) != w.dom {
 		return false
 	}
-	if s&flagWoken != 0 && l.wokenDom != 0 && l.wokenDom != w.dom {
+	if s&flagWoken != 0 && Domain(l.wokenDom.Load()) != w.dom {
 		return false
 	}
 	for q := l.q.head; q != nil; q = q.next {
@@ -730,9 +754,7 @@ func (w *waiter) checkWaker() {
 	if d := CurDomain(); d != w.dom {
 		g := gid.Get()
 		l := w.lock
-		l.mu.Lock()
-		woken := l.wokenDom
-		l.mu.Unlock()
+		woken := Domain(l.wokenDom.Load())
 		panic(fmt.Sprintf("locksmith: internal error: wakeup of goroutine %d, durably blocked in synctest %s, by goroutine %d in %s "+
 			"(the waiter parked behind holder %d, cached as %s, in state %#x; the lock: state %#x, durable domain %s, woken domain %s; "+
 			"the goroutines' headers now: %q, %q, %q)",
@@ -822,7 +844,7 @@ func (l *Lock) wakeOne() {
 		return
 	}
 	l.remove(w)
-	l.wokenDom = w.dom
+	l.wokenDom.Store(uint64(w.dom))
 	sema := w.sema
 	l.mu.Unlock()
 	w.checkWaker()
