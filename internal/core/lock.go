@@ -103,13 +103,11 @@ type Lock struct {
 
 	durDom   atomic.Uint64 // the durable waiters' domain; meaningful while durable is set; written under mu
 	ndurable int32         // queued durable waiters
-	// wokenDom is the domain of the waiter that the wakeup in progress
-	// (woken set) has dequeued, or 0 while its waker has set woken but not
-	// yet dequeued anyone: the releaser stores 0 before the
-	// CompareAndSwap that sets woken, wakeOne the waiter's domain under
-	// mu. So a waiter that sees woken set and then reads wokenDom learns
-	// the domain of whoever will send the token (the woken waiter passes
-	// its wakeup on itself), or 0 for a waker not known yet.
+	// wokenDom is, while woken is set, the domain of the goroutine that
+	// may wake a waiter next: the releaser's from the CompareAndSwap that
+	// sets woken (the releaser stores it just before) until its wakeOne
+	// dequeues a waiter, then that waiter's (stored by wakeOne under mu),
+	// which passes its wakeup on itself if it does not use it.
 	wokenDom atomic.Uint64
 
 	// extra is a reentrant wrapper's hold count beyond the first, for
@@ -366,7 +364,7 @@ func (l *Lock) releaseSlow(g int64) bool {
 		wake := s&flagWaiting != 0 && s&flagWoken == 0
 		if wake {
 			n |= flagWoken
-			l.wokenDom.Store(0) // no waiter chosen yet: see wokenDom
+			l.wokenDom.Store(uint64(CurDomain())) // no waiter chosen yet: see wokenDom
 		}
 		if l.state.CompareAndSwap(s, n) {
 			if wake {
@@ -691,12 +689,11 @@ var testHookMayTake func(*Lock)
 // durableOK, under mu, reports whether w, in a bubble, may park durably in
 // state s, in which the lock is held or durable waiters of another bubble
 // are queued: the holder, every queued waiter and the woken waiter in
-// flight must be of w's bubble. While woken is set, the woken waiter's
-// domain is wokenDom, or 0 if its waker has set woken but not yet
-// dequeued it: that waker, the goroutine that released the lock, may be
-// of any domain, and the waiter it dequeues may be w (the waiter it meant
-// to wake may have left the queue in between, and the lock been taken by
-// a goroutine of w's bubble), so w parks on sem then. (wokenDom may name
+// flight must be of w's bubble. While woken is set, wokenDom is the
+// woken waiter's domain, or, until the releaser that set woken has
+// dequeued a waiter, the releaser's: the waiter it dequeues may be w (the
+// waiter it meant to wake may have left the queue in between, and a
+// goroutine of w's bubble taken the free lock). (wokenDom may name
 // a waiter that has since taken the lock or queued again; then it is
 // checked as holder or queued waiter too, and a stale answer only makes w
 // park on sem.) A holder that
