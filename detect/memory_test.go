@@ -480,14 +480,7 @@ func TestForgottenSlabNotKeptByInlineList(t *testing.T) {
 			live := new(mutex.Mutex)
 			live.Lock() // live's state is made now, in a slab that is not a's
 			live.Unlock()
-			fill := func() { // a slab's worth of other locks, collected at once
-				for range detect.SlabSize {
-					l := new(mutex.Mutex)
-					l.Lock()
-					l.Unlock()
-				}
-			}
-			fill()
+			fillSlab()
 			var w weak.Pointer[core.Meta]
 			func() {
 				a := new(mutex.Mutex)
@@ -497,7 +490,7 @@ func TestForgottenSlabNotKeptByInlineList(t *testing.T) {
 				}
 				w = weak.Make(detect.PeekMeta(a))
 			}()
-			fill() // no lock made later shares a's slab
+			fillSlab() // no lock made later shares a's slab
 			waitForGC(t, "the forgotten lock's slab collected", func() bool { return w.Value() == nil })
 			runtime.KeepAlive(live)
 		})
@@ -545,14 +538,7 @@ func TestForgottenChainCollected(t *testing.T) {
 // search state keeps their detection state (and its slab) reachable.
 func TestReportedCycleLocksCollected(t *testing.T) {
 	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
-	fill := func() { // a slab's worth of other locks, collected at once
-		for range detect.SlabSize {
-			l := new(mutex.Mutex)
-			l.Lock()
-			l.Unlock()
-		}
-	}
-	fill()
+	fillSlab()
 	var w weak.Pointer[core.Meta]
 	func() {
 		a, b := new(mutex.Mutex), new(mutex.Mutex)
@@ -561,6 +547,17 @@ func TestReportedCycleLocksCollected(t *testing.T) {
 		w = weak.Make(detect.PeekMeta(a))
 	}()
 	require.Len(t, rec.All(), 1, "the inversion is reported")
-	fill()
+	fillSlab()
 	waitForGC(t, "a reported lock's state collected", func() bool { return w.Value() == nil })
+}
+
+// fillSlab locks a slab's worth of new locks in Order mode, which the
+// next collections reclaim together: a lock made before it and one made
+// after it do not share a slab.
+func fillSlab() {
+	for range detect.SlabSize {
+		l := new(mutex.Mutex)
+		l.Lock()
+		l.Unlock()
+	}
 }
