@@ -163,16 +163,38 @@ func domainOf(g int64) Domain {
 	if g == gid.Get() {
 		return CurDomain()
 	}
+	return fillFromDump(allStacks(), g)
+}
+
+// allStacks returns a dump of every goroutine's stack, as runtime.Stack
+// writes it, whole.
+func allStacks() []byte {
 	buf := make([]byte, 64<<10)
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {
-			buf = buf[:n]
-			break
+			return buf[:n]
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	return fillFromDump(buf, g)
+}
+
+// headerOf returns goroutine g's header line in dump, an allStacks
+// result, or "" if g is not in it.
+func headerOf(dump []byte, g int64) string {
+	prefix := []byte("goroutine " + strconv.FormatInt(g, 10) + " [")
+	for len(dump) > 0 {
+		line := dump
+		if i := bytes.IndexByte(dump, '\n'); i >= 0 {
+			line, dump = dump[:i], dump[i+1:]
+		} else {
+			dump = nil
+		}
+		if bytes.HasPrefix(line, prefix) {
+			return string(line)
+		}
+	}
+	return ""
 }
 
 // fillFromDump caches the domain of goroutines of bubbles in an

@@ -1,11 +1,9 @@
 package core
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -752,33 +750,14 @@ func (w *waiter) checkWaker() {
 		g := gid.Get()
 		l := w.lock
 		woken := Domain(l.wokenDom.Load())
+		dump := allStacks()
 		panic(fmt.Sprintf("locksmith: internal error: wakeup of goroutine %d, durably blocked in synctest %s, by goroutine %d in %s "+
 			"(the waiter parked behind holder %d, cached as %s, in state %#x; the lock: state %#x, durable domain %s, woken domain %s; "+
 			"the goroutines' headers now: %q, %q, %q)",
 			w.g, w.dom, g, d, w.durHolder, w.durHolderDom, w.durState,
 			l.state.Load(), Domain(l.durDom.Load()), woken,
-			headerOf(w.g), headerOf(g), headerOf(w.durHolder)))
+			headerOf(dump, w.g), headerOf(dump, g), headerOf(dump, w.durHolder)))
 	}
-}
-
-// headerOf returns goroutine g's header line in a dump of all goroutines,
-// or "" if g has exited (for checkWaker's message).
-func headerOf(g int64) string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	prefix := []byte("goroutine " + strconv.FormatInt(g, 10) + " [")
-	for len(buf) > 0 {
-		line := buf
-		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			line, buf = buf[:i], buf[i+1:]
-		} else {
-			buf = nil
-		}
-		if bytes.HasPrefix(line, prefix) {
-			return string(line)
-		}
-	}
-	return ""
 }
 
 // spin makes a few bounded attempts to take the lock for g before it
