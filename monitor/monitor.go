@@ -145,14 +145,14 @@ func (m *Monitor) reenter() {
 // acquired is the bookkeeping of a first entry; the hold count is already
 // 1 (reentries is 0).
 func (m *Monitor) acquired(g int64, try bool) {
-	if core.OrderOn() {
-		m.orderAcquired(g, try)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		m.orderAcquired(g, try, mw)
 	}
 }
 
 //go:noinline
-func (m *Monitor) orderAcquired(g int64, try bool) {
-	core.Acquired(&m.l, core.ClassMonitor, g, try)
+func (m *Monitor) orderAcquired(g int64, try bool, mw int32) {
+	core.Acquired(&m.l, core.ClassMonitor, g, try, mw)
 }
 
 // TryLock tries to lock m and reports whether it succeeded. It succeeds
@@ -258,8 +258,8 @@ func unlockGo(m *Monitor) {
 		return
 	}
 	m.l.Release(g)
-	if core.OrderOn() {
-		m.orderReleased(g)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		m.orderReleased(g, mw)
 	}
 }
 
@@ -278,13 +278,13 @@ func unlockHeld(m *Monitor) {
 		return
 	}
 	m.l.ReleaseSlow(g)
-	if core.OrderOn() {
-		m.orderReleased(g)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		m.orderReleased(g, mw)
 	}
 }
 
 //go:noinline
-func (m *Monitor) orderReleased(g int64) { core.Released(&m.l, g) }
+func (m *Monitor) orderReleased(g int64, mw int32) { core.Released(&m.l, g, mw) }
 
 // unlockFailed panics for an Unlock by g, which does not hold m; or, if a
 // Cond wait of g lost its holds on m (see condvar.Cond.Wait), accounts for

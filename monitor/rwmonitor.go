@@ -97,6 +97,7 @@ func rwLockGo(rw *RWMonitor) {
 	if !rw.l.LockFast(g) {
 		rw.lockSlow(g)
 	}
+	rw.wholds = 1
 	rw.acquired(g, false)
 }
 
@@ -105,6 +106,7 @@ func rwLockGo(rw *RWMonitor) {
 func rwLockHeld(rw *RWMonitor) {
 	g := gid.Get()
 	rw.lockSlow(g)
+	rw.wholds = 1
 	rw.acquired(g, false)
 }
 
@@ -115,6 +117,7 @@ func rwLockReaders(rw *RWMonitor) {
 	g := gid.Get()
 	rw.l.Unlock(g)
 	rw.lockSlow(g)
+	rw.wholds = 1
 	rw.acquired(g, false)
 }
 
@@ -136,21 +139,30 @@ func (rw *RWMonitor) reenter(g int64) {
 	rw.l.WriterLock().SetExtraHolds(rw.wholds - 1) // for detect.Dump; see Monitor.reenter
 }
 
+// acquired is the Order-mode bookkeeping of a first write entry, made
+// after the hold count is set (wholds = 1). The callers set the count,
+// and orderLocked takes an argument fewer than orderAcquired, so that
+// acquired, which passes the mode word on, stays within the inliner's
+// budget (cost 80).
 func (rw *RWMonitor) acquired(g int64, try bool) {
-	rw.wholds = 1
-	if core.OrderOn() {
-		rw.orderAcquired(g, try, false)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderLocked(g, try, mw)
 	}
 }
 
 //go:noinline
-func (rw *RWMonitor) orderAcquired(g int64, try, read bool) {
-	core.AcquiredRW(rw.l.WriterLock(), core.ClassRWMonitor, g, try, read)
+func (rw *RWMonitor) orderLocked(g int64, try bool, mw int32) {
+	core.AcquiredRW(rw.l.WriterLock(), core.ClassRWMonitor, g, try, false, mw)
 }
 
 //go:noinline
-func (rw *RWMonitor) orderReleased(g int64, read bool) {
-	core.ReleasedRW(rw.l.WriterLock(), g, read)
+func (rw *RWMonitor) orderAcquired(g int64, try, read bool, mw int32) {
+	core.AcquiredRW(rw.l.WriterLock(), core.ClassRWMonitor, g, try, read, mw)
+}
+
+//go:noinline
+func (rw *RWMonitor) orderReleased(g int64, read bool, mw int32) {
+	core.ReleasedRW(rw.l.WriterLock(), g, read, mw)
 }
 
 // TryLock tries to lock rw for writing and reports whether it succeeded.
@@ -166,6 +178,7 @@ func (rw *RWMonitor) TryLock() bool {
 	if !rw.l.TryLock(g) { // fails for a reader: it sees itself
 		return false
 	}
+	rw.wholds = 1
 	rw.acquired(g, true)
 	return true
 }
@@ -197,6 +210,7 @@ func (rw *RWMonitor) LockContext(ctx context.Context) error {
 			return err
 		}
 	}
+	rw.wholds = 1
 	rw.acquired(g, false)
 	return nil
 }
@@ -226,6 +240,7 @@ func (rw *RWMonitor) LockTimeout(d time.Duration) bool {
 	if !rw.l.LockFast(g) && !rw.lockTimeoutSlow(g, d) {
 		return false
 	}
+	rw.wholds = 1
 	rw.acquired(g, d <= 0) // a wait of zero cannot block: no order edge
 	return true
 }
@@ -255,8 +270,8 @@ func rwUnlockHeld(rw *RWMonitor) {
 		rw.unlockFailed(g)
 		return
 	}
-	if core.OrderOn() {
-		rw.orderReleased(g, false)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderReleased(g, false, mw)
 	}
 }
 
@@ -276,8 +291,8 @@ func rwUnlockGo(rw *RWMonitor) {
 		return
 	}
 	rw.l.Unlock(g)
-	if core.OrderOn() {
-		rw.orderReleased(g, false)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderReleased(g, false, mw)
 	}
 }
 
@@ -326,8 +341,8 @@ func rwRLockGo(rw *RWMonitor) {
 	if !rw.l.ReenterRead(g) && !rw.l.RLockFast(g, true) {
 		rw.rlockSlow(g)
 	}
-	if core.OrderOn() {
-		rw.orderAcquired(g, false, true)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderAcquired(g, false, true, mw)
 	}
 }
 
@@ -338,8 +353,8 @@ func rwRLockRetreat(rw *RWMonitor) {
 	g := gid.Get()
 	rw.l.RetreatRead(g)
 	rw.rlockSlow(g)
-	if core.OrderOn() {
-		rw.orderAcquired(g, false, true)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderAcquired(g, false, true, mw)
 	}
 }
 
@@ -366,8 +381,8 @@ func (rw *RWMonitor) TryRLock() bool {
 	case !rw.l.TryRLock(g, true): // succeeds for the writer
 		return false
 	}
-	if core.OrderOn() {
-		rw.orderAcquired(g, true, true)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderAcquired(g, true, true, mw)
 	}
 	return true
 }
@@ -402,8 +417,8 @@ func (rw *RWMonitor) RLockContext(ctx context.Context) error {
 			}
 		}
 	}
-	if core.OrderOn() {
-		rw.orderAcquired(g, false, true)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderAcquired(g, false, true, mw)
 	}
 	return nil
 }
@@ -425,8 +440,8 @@ func (rw *RWMonitor) RLockTimeout(d time.Duration) bool {
 	if !rw.l.ReenterRead(g) && !rw.l.RLockFast(g, true) && !rw.rlockTimeoutSlow(g, d) {
 		return false
 	}
-	if core.OrderOn() {
-		rw.orderAcquired(g, d <= 0, true)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderAcquired(g, d <= 0, true, mw)
 	}
 	return true
 }
@@ -459,8 +474,8 @@ func rwRUnlockGo(rw *RWMonitor) {
 	if r := rw.l.RUnlockFast(g); r != core.RUnlocked {
 		rw.runlockSlow(g, r)
 	}
-	if core.OrderOn() {
-		rw.orderReleased(g, true)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderReleased(g, true, mw)
 	}
 }
 

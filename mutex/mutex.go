@@ -90,8 +90,8 @@ func lockGo(m *Mutex) {
 	if !m.l.FastAcquire(g) {
 		m.lockSlow(g)
 	}
-	if core.OrderOn() {
-		m.orderAcquired(g, false)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		m.orderAcquired(g, false, mw)
 	}
 }
 
@@ -102,8 +102,8 @@ func lockGo(m *Mutex) {
 func lockHeld(m *Mutex) {
 	g := gid.Get()
 	m.lockSlow(g)
-	if core.OrderOn() {
-		m.orderAcquired(g, false)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		m.orderAcquired(g, false, mw)
 	}
 }
 
@@ -124,8 +124,8 @@ func (m *Mutex) TryLock() bool {
 	if !m.l.TryAcquire(g) {
 		return false
 	}
-	if core.OrderOn() {
-		m.orderAcquired(g, true)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		m.orderAcquired(g, true, mw)
 	}
 	return true
 }
@@ -156,8 +156,8 @@ func (m *Mutex) LockContext(ctx context.Context) error {
 			return err
 		}
 	}
-	if core.OrderOn() {
-		m.orderAcquired(g, false)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		m.orderAcquired(g, false, mw)
 	}
 	return nil
 }
@@ -180,8 +180,8 @@ func (m *Mutex) LockTimeout(d time.Duration) bool {
 	if !m.l.FastAcquire(g) && !m.lockTimeoutSlow(g, d) {
 		return false
 	}
-	if core.OrderOn() {
-		m.orderAcquired(g, d <= 0) // a wait of zero cannot block: no order edge
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		m.orderAcquired(g, d <= 0, mw) // a wait of zero cannot block: no order edge
 	}
 	return true
 }
@@ -216,8 +216,8 @@ func unlockGo(m *Mutex) {
 		m.unlockFailed(g)
 		return
 	}
-	if core.OrderOn() {
-		m.orderReleased(g)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		m.orderReleased(g, mw)
 	}
 }
 
@@ -230,8 +230,8 @@ func unlockHeld(m *Mutex) {
 		m.unlockFailed(g)
 		return
 	}
-	if core.OrderOn() {
-		m.orderReleased(g)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		m.orderReleased(g, mw)
 	}
 }
 
@@ -240,10 +240,12 @@ func unlockHeld(m *Mutex) {
 // Lock and Unlock even with Order mode off.
 
 //go:noinline
-func (m *Mutex) orderAcquired(g int64, try bool) { core.Acquired(&m.l, core.ClassMutex, g, try) }
+func (m *Mutex) orderAcquired(g int64, try bool, mw int32) {
+	core.Acquired(&m.l, core.ClassMutex, g, try, mw)
+}
 
 //go:noinline
-func (m *Mutex) orderReleased(g int64) { core.Released(&m.l, g) }
+func (m *Mutex) orderReleased(g int64, mw int32) { core.Released(&m.l, g, mw) }
 
 // unlockFailed panics for an Unlock by g, which does not hold m; or, if a
 // Cond wait of g lost its hold on m (see Cond.Wait), returns quietly when

@@ -92,8 +92,8 @@ func rwLockGo(rw *RWMutex) {
 	if !rw.l.LockFast(g) {
 		rw.lockSlow(g)
 	}
-	if core.OrderOn() {
-		rw.orderAcquired(g, false, false)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderAcquired(g, false, false, mw)
 	}
 }
 
@@ -103,8 +103,8 @@ func rwLockGo(rw *RWMutex) {
 func rwLockHeld(rw *RWMutex) {
 	g := gid.Get()
 	rw.lockSlow(g)
-	if core.OrderOn() {
-		rw.orderAcquired(g, false, false)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderAcquired(g, false, false, mw)
 	}
 }
 
@@ -115,8 +115,8 @@ func rwLockReaders(rw *RWMutex) {
 	g := gid.Get()
 	rw.l.Unlock(g)
 	rw.lockSlow(g)
-	if core.OrderOn() {
-		rw.orderAcquired(g, false, false)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderAcquired(g, false, false, mw)
 	}
 }
 
@@ -147,8 +147,8 @@ func (rw *RWMutex) TryLock() bool {
 	if !rw.l.TryLock(g) {
 		return false
 	}
-	if core.OrderOn() {
-		rw.orderAcquired(g, true, false)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderAcquired(g, true, false, mw)
 	}
 	return true
 }
@@ -177,8 +177,8 @@ func (rw *RWMutex) LockContext(ctx context.Context) error {
 			return err
 		}
 	}
-	if core.OrderOn() {
-		rw.orderAcquired(g, false, false)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderAcquired(g, false, false, mw)
 	}
 	return nil
 }
@@ -203,8 +203,8 @@ func (rw *RWMutex) LockTimeout(d time.Duration) bool {
 	if !rw.l.LockFast(g) && !rw.lockTimeoutSlow(g, d) {
 		return false
 	}
-	if core.OrderOn() {
-		rw.orderAcquired(g, d <= 0, false) // a wait of zero cannot block: no order edge
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderAcquired(g, d <= 0, false, mw) // a wait of zero cannot block: no order edge
 	}
 	return true
 }
@@ -234,8 +234,8 @@ func rwUnlockGo(rw *RWMutex) {
 		rw.unlockFailed(g)
 		return
 	}
-	if core.OrderOn() {
-		rw.orderReleased(g, false)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderReleased(g, false, mw)
 	}
 }
 
@@ -248,8 +248,8 @@ func rwUnlockHeld(rw *RWMutex) {
 		rw.unlockFailed(g)
 		return
 	}
-	if core.OrderOn() {
-		rw.orderReleased(g, false)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderReleased(g, false, mw)
 	}
 }
 
@@ -295,8 +295,8 @@ func rwRLockGo(rw *RWMutex) {
 	if !rw.l.RLockFast(g, false) {
 		rw.rlockSlow(g)
 	}
-	if core.OrderOn() {
-		rw.orderAcquired(g, false, true)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderAcquired(g, false, true, mw)
 	}
 }
 
@@ -307,8 +307,8 @@ func rwRLockRetreat(rw *RWMutex) {
 	g := gid.Get()
 	rw.l.RetreatRead(g)
 	rw.rlockSlow(g)
-	if core.OrderOn() {
-		rw.orderAcquired(g, false, true)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderAcquired(g, false, true, mw)
 	}
 }
 
@@ -327,8 +327,8 @@ func (rw *RWMutex) TryRLock() bool {
 	if rw.l.Writer() == g || rw.l.HoldsRead(g) > 0 || !rw.l.TryRLock(g, false) {
 		return false
 	}
-	if core.OrderOn() {
-		rw.orderAcquired(g, true, true)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderAcquired(g, true, true, mw)
 	}
 	return true
 }
@@ -355,8 +355,8 @@ func (rw *RWMutex) RLockContext(ctx context.Context) error {
 			return err
 		}
 	}
-	if core.OrderOn() {
-		rw.orderAcquired(g, false, true)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderAcquired(g, false, true, mw)
 	}
 	return nil
 }
@@ -379,8 +379,8 @@ func (rw *RWMutex) RLockTimeout(d time.Duration) bool {
 	if !rw.l.RLockFast(g, false) && !rw.rlockTimeoutSlow(g, d) {
 		return false
 	}
-	if core.OrderOn() {
-		rw.orderAcquired(g, d <= 0, true)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderAcquired(g, d <= 0, true, mw)
 	}
 	return true
 }
@@ -409,8 +409,8 @@ func rwRUnlockGo(rw *RWMutex) {
 	if r := rw.l.RUnlockFast(g); r != core.RUnlocked {
 		rw.runlockSlow(g, r)
 	}
-	if core.OrderOn() {
-		rw.orderReleased(g, true)
+	if mw := core.OrderWord(); mw >= core.ModeOrder {
+		rw.orderReleased(g, true, mw)
 	}
 }
 
@@ -436,13 +436,13 @@ func (rw *RWMutex) runlockFailed(g int64) {
 }
 
 //go:noinline
-func (rw *RWMutex) orderAcquired(g int64, try, read bool) {
-	core.AcquiredRW(rw.l.WriterLock(), core.ClassRWMutex, g, try, read)
+func (rw *RWMutex) orderAcquired(g int64, try, read bool, mw int32) {
+	core.AcquiredRW(rw.l.WriterLock(), core.ClassRWMutex, g, try, read, mw)
 }
 
 //go:noinline
-func (rw *RWMutex) orderReleased(g int64, read bool) {
-	core.ReleasedRW(rw.l.WriterLock(), g, read)
+func (rw *RWMutex) orderReleased(g int64, read bool, mw int32) {
+	core.ReleasedRW(rw.l.WriterLock(), g, read, mw)
 }
 
 // Owned reports whether the calling goroutine holds rw for writing.

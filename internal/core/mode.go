@@ -39,10 +39,17 @@ func SetMode(m int32) {
 }
 
 // OrderOn reports whether the lock must call Acquired and Released: in
-// Order mode, or while a recheck is pending. The lock fast
-// paths call it on every acquisition and release: one load of a word that
-// is only written when the configuration changes.
+// Order mode, or while a recheck is pending.
 func OrderOn() bool { return mode.Load() >= ModeOrder }
+
+// OrderWord returns the mode word. The lock operations load it once each,
+// one load of a word that is only written when the configuration
+// changes, and at or above ModeOrder (Order mode, or a recheck pending)
+// pass it on to Acquired or Released (AcquiredRW, ReleasedRW), which so
+// test the recheck without loading the word again: under the race
+// detector an atomic load is a call into the race runtime, 50 to 250 ns,
+// two of them on every Lock and Unlock in Order mode.
+func OrderWord() int32 { return mode.Load() }
 
 // recheck is set by SetRecheck during initialisation and read afterwards.
 var recheck func(g int64) (done bool)
@@ -117,14 +124,16 @@ func SetEngine(e Engine) { engine = e }
 // panics never leaves its caller holding the lock, whichever path the
 // panic came from.
 //
-// While a recheck is pending, Acquired and Released run it first, and forward only in Order mode.
+// mw is the mode word the caller loaded (OrderWord), at or above
+// ModeOrder. While a recheck is pending (mw is not ModeOrder), Acquired
+// and Released run it first, and forward only in Order mode.
 //
 // The undo is armed (a deferred call) only around the delivery of
 // reports: the engine's bookkeeping itself does not panic, and a defer on
 // every acquisition (a closure call on the way out) took 7 % of the CPU
 // profile of an uncontended Lock/Unlock pair in Order mode.
-func Acquired(l *Lock, k *Class, g int64, try bool) {
-	if mode.Load()&modeRecheck != 0 && !settle(g) {
+func Acquired(l *Lock, k *Class, g int64, try bool, mw int32) {
+	if mw != ModeOrder && !settle(g) {
 		return
 	}
 	if report := engine.Acquired(l, k, g, try); report != nil {
@@ -146,9 +155,10 @@ func reportOrUndo(l *Lock, g int64, report func()) {
 	done = true
 }
 
-// Released forwards Order-mode bookkeeping to the engine.
-func Released(l *Lock, g int64) {
-	if mode.Load()&modeRecheck != 0 && !settle(g) {
+// Released forwards Order-mode bookkeeping to the engine; mw is as for
+// Acquired.
+func Released(l *Lock, g int64, mw int32) {
+	if mw != ModeOrder && !settle(g) {
 		return
 	}
 	engine.Released(l, g)

@@ -1141,10 +1141,11 @@ func (l *RWLock) OverflowAllocated() bool {
 // Acquired, if the engine does not return (a LockOrder reporter panicked
 // or ended the goroutine), the acquisition is undone before the panic or
 // the exit goes on: a write through RWLock.Unlock, so that readers queued
-// behind it are let in, a read by dropping the hold just taken. While a
-// recheck is pending, it runs it first, and forwards only in Order mode.
-func AcquiredRW(l *Lock, k *Class, g int64, try, read bool) {
-	if mode.Load()&modeRecheck != 0 && !settle(g) {
+// behind it are let in, a read by dropping the hold just taken. mw is the
+// mode word the caller loaded (see Acquired): while a recheck is
+// pending, it runs it first, and forwards only in Order mode.
+func AcquiredRW(l *Lock, k *Class, g int64, try, read bool, mw int32) {
+	if mw != ModeOrder && !settle(g) {
 		return
 	}
 	report := engine.AcquiredRW(l, k, g, try, read)
@@ -1169,9 +1170,10 @@ func AcquiredRW(l *Lock, k *Class, g int64, try, read bool) {
 }
 
 // ReleasedRW forwards a release of an RWLock in mode read, made before the
-// call: the engine asks the lock what g still holds.
-func ReleasedRW(l *Lock, g int64, read bool) {
-	if mode.Load()&modeRecheck != 0 && !settle(g) {
+// call: the engine asks the lock what g still holds; mw is as for
+// AcquiredRW.
+func ReleasedRW(l *Lock, g int64, read bool, mw int32) {
+	if mw != ModeOrder && !settle(g) {
 		return
 	}
 	engine.ReleasedRW(l, g, read)
