@@ -1,6 +1,10 @@
 package detect
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/locksmith-go/locksmith/internal/core"
+)
 
 // edgeSet finds an edge by its two lock IDs without a lock: open
 // addressing over a table of (key, edge) slots. Inserts and deletes are
@@ -19,11 +23,11 @@ import "sync/atomic"
 // holds that key's edge or nil, never another's.
 var edgeSet edgeTableRef
 
-type edgeTableRef struct{ t atomic.Pointer[edgeTable] }
+type edgeTableRef struct{ t core.Pointer[edgeTable] }
 
 type edgeSlot struct {
 	key atomic.Uint64
-	e   atomic.Pointer[edge]
+	e   core.Pointer[edge]
 }
 
 type edgeTable struct {
@@ -53,7 +57,10 @@ func pairKey(from, to uint64) uint64 {
 // slotOf returns where the probe for key k starts, before masking.
 func slotOf(k uint64) uint64 { return mix(k, 0) }
 
-// get returns the edge from -> to (lock IDs), or nil.
+// get returns the edge from -> to (lock IDs), or nil. It is built
+// without checkptr's instrumentation (see edgeAt).
+//
+//go:nocheckptr
 func (r *edgeTableRef) get(from, to uint64) *edge {
 	t := r.t.Load()
 	if t == nil {

@@ -144,9 +144,9 @@ func settle(e *edge) {
 	pendingN.Add(-1)
 }
 
-// Acquired records that g acquired l. The stack of the acquisition
-// (runtime.Callers: about a microsecond, too much for every acquisition)
-// is recorded, in the held record and for reports, only when the
+// Acquired records that g acquired l. The stack of the acquisition (a
+// walk of the frame pointers and a lookup in the depot, see capture) is
+// recorded, in the held record and for reports, only when the
 // acquisition is the first of its kind: the lock's first acquisition, its
 // first by a goroutine holding nothing, and an acquisition that adds an
 // edge. An acquisition along a known edge takes the stack recorded with
@@ -156,7 +156,8 @@ func settle(e *edge) {
 // A Meta found gone (its lock revived by a finalizer) is replaced by the
 // lock's new one in acquire, where no known edge leads into it: a gone
 // Meta has no edges left, so the check costs an acquisition along a known
-// edge no atomic load.
+// edge no atomic load, and any other acquisition none but the load of
+// the lock's flags that it makes anyway (core.FlagGone is one of them).
 func (*engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) (report func()) {
 	m := l.PeekMeta() // inlined, unlike Meta
 	if m == nil {
@@ -202,11 +203,13 @@ func acquire(l *core.Lock, k *core.Class, m *core.Meta, g int64, try, read, late
 		at, known, miss = nearest(hs, m)
 	}
 	if !known { // else a known edge into m: m has its site, and at is the edge's
-		if m.Gone() {
+		f := m.Flags.Load() // core's FlagGone with this package's bits: one load
+		if f&core.FlagGone != 0 {
 			m = l.Meta(k)
+			f = m.Flags.Load()
 		}
 		alone := len(hs) == 0
-		if f := m.Flags.Load(); miss || f&siteSeen == 0 || alone && f&aloneSeen == 0 {
+		if miss || f&siteSeen == 0 || alone && f&aloneSeen == 0 {
 			at = capture()
 			if f&siteSeen == 0 {
 				m.SetSiteOnce(&at.pcs)
@@ -481,7 +484,7 @@ type node struct {
 	// lookups without graphMu (edgeAt): the ID of its from lock (0 while
 	// first is unused) and its toAt. Atomic; written under graphMu.
 	firstFrom atomic.Uint64
-	firstAt   atomic.Pointer[stackRec]
+	firstAt   core.Pointer[stackRec]
 	// Search state, meaningful while mark is the current search's.
 	mark uint64
 	via  *edge  // the edge the forward search came in by
@@ -579,6 +582,15 @@ var firstEdges int
 // acquired by the caller, has been forgotten (a lock revived by a
 // finalizer), and then the stack is that of another edge into the same
 // lock, as a lookup in the table racing with a removal may find.
+//
+// edgeAt and edgeSet.get are built without checkptr's instrumentation
+// (go:nocheckptr), which the race detector turns on: nodeOf's and
+// node.meta's conversions (a lockState begins with its Meta) would each
+// look up the heap object at both ends of the value converted to
+// (checkptrAlignment), for every nested acquisition. core.Pointer's
+// comment has the figures.
+//
+//go:nocheckptr
 func edgeAt(from, to *core.Meta) (*stackRec, bool) {
 	n := nodeOf(to)
 	if n.firstFrom.Load() == from.ID {

@@ -97,7 +97,7 @@ type Lock struct {
 	state atomic.Int64
 	mu    sync.Mutex // guards q, ndurable and the links and handoff of queued waiters
 	q     waitList
-	meta  atomic.Pointer[Meta] // detection metadata, created on first need
+	meta  Pointer[Meta] // detection metadata, created on first need
 
 	durDom   atomic.Uint64 // the durable waiters' domain; meaningful while durable is set; written under mu
 	ndurable int32         // queued durable waiters

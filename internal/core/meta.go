@@ -19,18 +19,23 @@ type Meta struct {
 	ID    uint64
 	Class *Class
 	Addr  uintptr
-	// Flags holds bits kept by package detect in Order mode.
+	// Flags holds FlagGone, and bits kept by package detect in Order
+	// mode.
 	Flags    atomic.Uint32
 	lock     weak.Pointer[Lock]
 	name     atomic.Pointer[string]
 	site     atomic.Pointer[[]uintptr] // first acquisition seen in Order mode
 	waitSite atomic.Pointer[[]uintptr] // first Lock that had to wait (Cycles and Order modes)
 	lost     atomic.Pointer[lostHolds] // holds that Cond waits could not retake (see LoseHolds); made on first need
-	// gone is set when the registry forgets m: its lock was found
-	// collected, or queued for finalization (see Lock.Meta).
-	gone    atomic.Bool
-	engined bool // made by Engine.NewMeta
+	engined  bool                      // made by Engine.NewMeta
 }
+
+// FlagGone, in Meta.Flags, is set when the registry forgets the Meta: its
+// lock was found collected, or queued for finalization (see Lock.Meta).
+// It is a bit of Flags rather than a field of its own so that package
+// detect learns it in the same atomic load as its own bits (a call into
+// the race runtime under -race). Package detect's bits are below it.
+const FlagGone = 1 << 31
 
 // Engined reports whether m was made by the engine's NewMeta, and so
 // carries the engine's per-lock state (a lock can need metadata before
@@ -43,7 +48,7 @@ func (m *Meta) Lock() *Lock { return m.lock.Value() }
 // Gone reports whether m has been forgotten (passed to Engine.Forget).
 // The lock may still be in use if a finalizer revived it; Lock.Meta then
 // gives it a new Meta.
-func (m *Meta) Gone() bool { return m.gone.Load() }
+func (m *Meta) Gone() bool { return m.Flags.Load()&FlagGone != 0 }
 
 // metas holds every live Meta, for Dump and for the scan that finds the
 // collected ones, each beside a copy of its weak pointer, so that the
@@ -133,7 +138,7 @@ var nextID atomic.Uint64
 // cleared stays nil, so the lock gets a new Meta, with a new ID and a
 // weak pointer that works, and the holds that Cond waits lost move over.
 func (l *Lock) Meta(k *Class) *Meta {
-	if m := l.meta.Load(); m != nil && !m.gone.Load() {
+	if m := l.meta.Load(); m != nil && m.Flags.Load()&FlagGone == 0 {
 		return m
 	}
 	return l.newMeta(k)
@@ -142,7 +147,7 @@ func (l *Lock) Meta(k *Class) *Meta {
 func (l *Lock) newMeta(k *Class) *Meta {
 	for {
 		old := l.meta.Load()
-		if old != nil && !old.gone.Load() {
+		if old != nil && old.Flags.Load()&FlagGone == 0 {
 			return old
 		}
 		var m *Meta
@@ -234,7 +239,7 @@ func scanMetas() (left bool) {
 		}
 		m := e.m
 		metas.all.RemoveSwap(i)
-		m.gone.Store(true)
+		m.Flags.Or(FlagGone)
 		dead = append(dead, m)
 	}
 	left = metas.all.Len() > 0
