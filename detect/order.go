@@ -211,12 +211,16 @@ func acquire(l *core.Lock, k *core.Class, m *core.Meta, g int64, try, read, late
 		alone := len(hs) == 0
 		if miss || f&siteSeen == 0 || alone && f&aloneSeen == 0 {
 			at = capture()
+			var set uint32 // the flags to set, in one atomic operation
 			if f&siteSeen == 0 {
 				m.SetSiteOnce(&at.pcs)
-				m.Flags.Or(siteSeen)
+				set |= siteSeen
 			}
 			if alone && f&aloneSeen == 0 {
-				m.Flags.Or(aloneSeen)
+				set |= aloneSeen
+			}
+			if set != 0 {
+				m.Flags.Or(set)
 			}
 			if miss {
 				found = validate(g, s, m, at, read)
