@@ -152,6 +152,15 @@ func enter(g int64, create bool) *gstate {
 // enterHeld is enter(g, false) for a release. g usually holds locks
 // then, and its gstate is in its home slot and not idle, so that one
 // CompareAndSwap, with no load first, marks it busy.
+//
+// Rejected alternative: a release that marks nothing while the sweeper
+// is not running. The sweeper may take any gstate that is not busy (a
+// goroutine that exited holding locks looks like one between two lock
+// operations), so the owner's change must exclude it at every release:
+// a flag of the owner's own, stored and then checked against the
+// sweeper's (a store and a load, Dekker's way), costs under the race
+// detector about what the CompareAndSwap does (240 against 300 ns in a
+// new goroutine) and a word more per gstate.
 func enterHeld(g int64) *gstate {
 	if s := home(g); s.w.CompareAndSwap(g, g|busyBit) {
 		return s

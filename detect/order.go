@@ -587,6 +587,13 @@ var firstEdges int
 // finalizer), and then the stack is that of another edge into the same
 // lock, as a lookup in the table racing with a removal may find.
 //
+// Rejected alternatives for the inline edge: publishing its from ID and
+// stack together behind one pointer (a load less) costs an allocation
+// per new edge, one per goroutine that nests a lock of its own; a record
+// that keeps the edge's from ID and reads the stack only when it needs
+// it (a new edge out of the lock, a report) would lose the stack once
+// the edge leaves the graph, while the record's lock is still held.
+//
 // edgeAt and edgeSet.get are built without checkptr's instrumentation
 // (go:nocheckptr), which the race detector turns on: nodeOf's and
 // node.meta's conversions (a lockState begins with its Meta) would each
