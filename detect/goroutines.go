@@ -140,7 +140,7 @@ func lookup(g int64) *gstate {
 }
 
 // enter returns g's gstate marked busy, or nil if g has none and !create.
-// The usual case, g's gstate in its first slot, is inlined.
+// The usual case, g's gstate in its first slot, makes no call further.
 func enter(g int64, create bool) *gstate {
 	s := home(g)
 	if w := s.w.Load(); w&^idleBit != g || !s.w.CompareAndSwap(w, g|busyBit) {
