@@ -28,6 +28,8 @@ var _ [0]struct{} = [StateOffset]struct{}{} // the state word comes first
 // (SetExtraHolds) on exactly the locks that Dump can see.
 const MetaOffset = unsafe.Offsetof(Lock{}.meta)
 
+var _ [0]struct{} = [unsafe.Offsetof(Pointer[Meta]{}.v)]struct{}{} // the pointer starts a Pointer
+
 // A fast word holds gid.Offset() while the assembly fast paths may run:
 // gid has a fast goroutine ID and OrderOn is false (Order mode is off and
 // no recheck is pending). Otherwise it holds 0,

@@ -24,8 +24,16 @@ import (
 // first use.
 type Pointer[T any] struct {
 	_ [0]*T // as atomic.Pointer: no conversion between Pointer types
+	_ noCopy
 	v unsafe.Pointer
 }
+
+// noCopy lets go vet's copylocks check report copies of a Pointer, as it
+// does of an atomic.Pointer.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
 
 // Load atomically loads and returns the value stored in p.
 //
