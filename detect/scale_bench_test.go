@@ -25,9 +25,10 @@ func newMutex() sync.Locker { return new(mutex.Mutex) }
 //
 //	go test -run '^$' -bench 'Order' -count 3 ./detect/
 //
-// and, for the short-lived goroutines under the race detector,
+// and, for the short-lived goroutines under the race detector (the whole
+// operation, and the goroutine's body alone),
 //
-//	go test -race -run '^$' -bench 'OrderShortLivedGoroutines' -count 5 ./detect/
+//	go test -race -run '^$' -bench 'OrderShortLivedGoroutine' -count 5 ./detect/
 
 // heapInUse returns the heap in use after two collections.
 func heapInUse() uint64 {
@@ -292,6 +293,53 @@ func BenchmarkOrderShortLivedGoroutines(b *testing.B) {
 						<-done
 					}
 					b.ReportMetric(float64((cputime.Total()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkOrderShortLivedGoroutineBody is BenchmarkOrderShortLivedGoroutines
+// timed from inside each goroutine: body-ns is the wall time from just
+// before its first Lock to just after its last Unlock, without the
+// goroutine's start and the wakeup of the goroutine waiting for it. Under
+// -race the operation's CPU time has two levels: when the body outlasts
+// the spinning of the idle processor's thread, which gives up after a
+// few microseconds, the goroutine's close wakes that thread from its
+// futex sleep, about 2 us of CPU time more per operation. So a change in
+// the detector's cost moves body-ns in proportion, and the operation's
+// CPU time by a step when the body crosses that threshold.
+func BenchmarkOrderShortLivedGoroutineBody(b *testing.B) {
+	modes := []struct {
+		name string
+		mode detect.Mode
+	}{{"off", detect.Off}, {"cycles", detect.Cycles}, {"order", detect.Order}}
+	for _, own := range []bool{false, true} {
+		b.Run(map[bool]string{false: "shared", true: "own"}[own], func(b *testing.B) {
+			for _, c := range modes {
+				b.Run(c.name, func(b *testing.B) {
+					defer detect.Configure(detect.WithMode(c.mode), detect.WithWaitTimeout(0))()
+					outer, inner := newMutex(), newMutex()
+					var body time.Duration
+					for i := 0; i < b.N; i++ {
+						done := make(chan struct{})
+						go func() {
+							defer close(done)
+							t0 := time.Now()
+							outer.Lock()
+							inner.Lock()
+							if own {
+								l := newMutex()
+								l.Lock()
+								l.Unlock()
+							}
+							inner.Unlock()
+							outer.Unlock()
+							body += time.Since(t0) // read after done
+						}()
+						<-done
+					}
+					b.ReportMetric(float64(body.Nanoseconds())/float64(b.N), "body-ns")
 				})
 			}
 		})
