@@ -680,6 +680,9 @@ func (l *Lock) mayTake(d *Domain) bool {
 // CompareAndSwap that sets woken and wakeOne.
 var testHookWake func(*Lock)
 
+// testHookAbandon, if set (by tests), runs in abandon before it takes mu.
+var testHookAbandon func(*Lock)
+
 // testHookMayTake, if set (by tests), runs in mayTake between the load of
 // durDom and the caller's CompareAndSwap.
 var testHookMayTake func(*Lock)
@@ -840,6 +843,9 @@ func (l *Lock) clearFlags(f int64) {
 // token was already on its way to w, w is the woken waiter and owes the
 // lock a wakeup (passOn).
 func (l *Lock) abandon(w *waiter) {
+	if testHookAbandon != nil {
+		testHookAbandon(l)
+	}
 	l.mu.Lock()
 	if w.inq {
 		l.remove(w)
@@ -862,7 +868,13 @@ func (l *Lock) abandon(w *waiter) {
 // handed on, never dropped.
 func (l *Lock) passOn(w *waiter) {
 	if w.handoff {
-		// Handed the lock after deciding to leave: pass it on.
+		// Handed the lock after deciding to leave: pass it on. The writer
+		// lock of an RWLock is released as its Unlock does, so that the
+		// readers that queued behind w as the writer are woken too.
+		if rw := RWOf(l, w.class); rw != nil {
+			rw.Unlock(w.g)
+			return
+		}
 		l.releaseSlow(w.g)
 		return
 	}
