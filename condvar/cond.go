@@ -176,7 +176,8 @@ type Cond struct {
 	dom atomic.Uint64
 
 	// pend lists waits decided by a goroutine that could not wake them
-	// (see notify), linked by pnext; npend counts them, for a cheap look.
+	// (see decidePending), linked by pnext; npend counts them, for a cheap
+	// look.
 	pmu   sync.Mutex
 	pend  *waiter
 	npend atomic.Int32
@@ -659,6 +660,14 @@ func (c *Cond) waitQueued(b *binding, dom core.Domain, durable bool, d time.Dura
 // queue a waiter or broadcast there.
 var ticketHook func(c *Cond, taken bool)
 
+// pendHook, if set (by tests), runs in decidePending between the
+// decision and the record, under pmu.
+var pendHook func(c *Cond)
+
+// expireHook, if set (by tests), runs as a wait's timeout or
+// cancellation callback starts.
+var expireHook func(c *Cond)
+
 // movedHook, if set (by tests, while nobody waits), runs in a wait that
 // gave up its ticket (see settleTicket), just before it queues.
 var movedHook func(c *Cond)
@@ -914,12 +923,48 @@ func (c *Cond) putSpare(w *waiter) {
 }
 
 // decide ends w's current wait with decision d, unless something else
-// already decided it, and reports whether it did.
+// already decided it, and reports whether it did. A caller that may not
+// wake w (a wait parked durably in a bubble other than the caller's
+// domain) records it for its bubble instead (decidePending). w.mode, read
+// before the CompareAndSwap, is the current wait's whenever expect is:
+// the waiting goroutine stores it before publish makes expect known.
 func (c *Cond) decide(w *waiter, expect, gen, d uint64) bool {
+	if mode := w.mode.Load(); mode&modeDurable != 0 && core.CurDomain() != core.Domain(mode>>modeShift) {
+		return c.decidePending(w, expect, gen, d)
+	}
 	if !w.st.CompareAndSwap(expect, gen<<stShift|d) {
 		return false
 	}
 	c.notify(w)
+	return true
+}
+
+// decidePending is decide by a goroutine that cannot wake w, parked
+// durably in another bubble (Go would kill the program): it decides the
+// wait, records it on c.pend for a goroutine of the waiter's bubble to
+// wake (deliver), and marks c shared. The decision and the record are
+// one step under pmu, so that a goroutine of the bubble that finds the
+// wait decided and then takes pmu (the wait's own timeout or
+// cancellation callback: expire) finds the waiter woken or recorded.
+//
+// Rejected alternative: deciding first and taking pmu only to record the
+// waiter, as the wakeups that may wake do. A timeout that fires in
+// between finds the wait decided and nothing recorded, and returns; the
+// waiter then sleeps until something else in its bubble uses the Cond,
+// which a bubble waiting only on that timeout never does.
+func (c *Cond) decidePending(w *waiter, expect, gen, d uint64) bool {
+	c.pmu.Lock()
+	if !w.st.CompareAndSwap(expect, gen<<stShift|d) {
+		c.pmu.Unlock()
+		return false
+	}
+	if pendHook != nil {
+		pendHook(c)
+	}
+	c.dom.Store(uint64(core.DomMixed))
+	w.pnext, c.pend = c.pend, w
+	c.npend.Add(1)
+	c.pmu.Unlock()
 	return true
 }
 
@@ -996,18 +1041,15 @@ const (
 	modeShift   = 2
 )
 
-// notify wakes w, whose wait has just been decided by the caller.
+// notify wakes w, whose wait has just been decided by the caller, a
+// goroutine that may wake it: any goroutine for a wait on sem or outside
+// bubbles, one of the waiter's bubble for a durable wait (decide sends
+// the others to decidePending).
 func (c *Cond) notify(w *waiter) {
 	mode := w.mode.Load()
 	switch {
 	case mode&modeSem != 0:
 		w.sem.Unlock()
-	case mode&modeDurable != 0 && core.CurDomain() != core.Domain(mode>>modeShift):
-		c.dom.Store(uint64(core.DomMixed))
-		c.pmu.Lock()
-		w.pnext, c.pend = c.pend, w
-		c.npend.Add(1)
-		c.pmu.Unlock()
 	default:
 		w.park.Broadcast()
 	}
@@ -1033,7 +1075,16 @@ func (c *Cond) deliver(d core.Domain) {
 // chose the waiter or the wait is over. It takes no lock: the waiter
 // leaves the queue itself, or a Signal skips it.
 func (c *Cond) expire(w *waiter, expect, gen uint64) {
-	c.decide(w, expect, gen, stGone)
+	if expireHook != nil {
+		expireHook(c)
+	}
+	if !c.decide(w, expect, gen, stGone) && w.mode.Load()&modeDurable != 0 {
+		// Decided by another, perhaps a goroutine of another domain that
+		// is recording the waiter under pmu (decidePending): deliver
+		// takes pmu, so it finds the record made.
+		c.deliver(core.CurDomain())
+		return
+	}
 	if c.npend.Load() != 0 {
 		c.deliver(core.CurDomain())
 	}

@@ -42,3 +42,18 @@ func SetMovedHook(f func(c *Cond)) (reset func()) {
 	movedHook = f
 	return func() { movedHook = nil }
 }
+
+// SetPendHook makes f run in a goroutine that has decided a wait parked
+// durably in another bubble than its own, just before the waiter is put
+// on the Cond's pending list, and SetExpireHook makes f run as a wait's
+// timeout or cancellation callback starts, until the returned function is
+// called. Set them only while no goroutine waits.
+func SetPendHook(f func(c *Cond)) (reset func()) {
+	pendHook = f
+	return func() { pendHook = nil }
+}
+
+func SetExpireHook(f func(c *Cond)) (reset func()) {
+	expireHook = f
+	return func() { expireHook = nil }
+}

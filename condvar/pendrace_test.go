@@ -1,0 +1,93 @@
+//go:build go1.25
+
+package condvar_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/locksmith-go/locksmith/condvar"
+	"github.com/locksmith-go/locksmith/internal/gid"
+	"github.com/locksmith-go/locksmith/internal/testutil"
+)
+
+// A wait parked durably in a bubble with a timeout, on a Cond made in the
+// bubble that a goroutine outside it signals: the signal decides the wait
+// but cannot wake the waiter, and records it as pending; the waiter's own
+// timeout, which fires while the signaller is between the two, finds the
+// wait decided. It must still wake the waiter once the record is made
+// (else nothing in the bubble ever does: the bubble's clock runs to the
+// test's two hours). The hooks hold the signaller between deciding and
+// recording until the timeout's callback has looked (and returned, or
+// blocked waiting for the record).
+func TestSynctestCondTimeoutDuringForeignSignal(t *testing.T) {
+	for _, k := range lockKinds() {
+		t.Run(k.name, func(t *testing.T) {
+			var c *condvar.Cond
+			// Made outside the bubble: both sides may use them.
+			start := make(chan struct{})
+			decided := make(chan struct{})
+			proceed := make(chan struct{})
+			fired := make(chan int64, 1)
+			defer condvar.SetPendHook(func(hc *condvar.Cond) {
+				if hc == c {
+					close(decided)
+					<-proceed
+				}
+			})()
+			defer condvar.SetExpireHook(func(hc *condvar.Cond) {
+				if hc == c {
+					fired <- gid.Get()
+				}
+			})()
+			signalled := make(chan struct{})
+			go func() { // outside the bubble
+				defer close(signalled)
+				<-start
+				c.Signal()
+			}()
+			released := make(chan struct{})
+			go func() { // outside the bubble
+				defer close(released)
+				<-decided
+				cb := "goroutine " + strconv.FormatInt(testutil.Await(t, fired, "the timeout's callback"), 10) + " ["
+				testutil.WaitFor(t, "the callback done or blocked", func() bool {
+					for _, s := range strings.Split(testutil.AllStacks(), "\n\n") {
+						if strings.HasPrefix(s, cb) {
+							return strings.Contains(s, "[sync.Mutex.Lock")
+						}
+					}
+					return true // exited
+				})
+				close(proceed)
+			}()
+
+			synctest.Test(t, func(t *testing.T) {
+				l, _ := k.new()
+				c = condvar.New(l)
+				woke := make(chan bool, 1)
+				go func() {
+					l.Lock()
+					woke <- c.WaitTimeout(time.Hour)
+					l.Unlock()
+				}()
+				synctest.Wait() // the waiter is durably blocked
+				start <- struct{}{}
+				<-decided // not durable: the clock waits for the signal's decision
+				select {
+				case <-woke:
+				case <-time.After(2 * time.Hour):
+					t.Error("the waiter, decided by a signal from outside as its timeout fired, was never woken")
+					<-signalled // the wait is recorded as pending
+					c.Signal()  // from the bubble: delivers the pending wakeup
+					<-woke
+				}
+			})
+			testutil.Await(t, signalled, "the signal from outside")
+			testutil.Await(t, released, "the helper")
+		})
+	}
+}
