@@ -1021,14 +1021,23 @@ func (c *Cond) parkDurably(d core.Domain) bool {
 }
 
 // touch records the caller's domain as one that signals c, when that
-// matters (c has seen one bubble only), and delivers pending wakeups that
-// the caller may deliver. It is one load for a Cond used outside bubbles.
+// matters (c has seen one bubble only). It is one load for a Cond used
+// outside bubbles.
 func (c *Cond) touch() {
 	if cur := core.Domain(c.dom.Load()); cur.Bubble() {
 		if d := core.CurDomain(); d != cur {
 			c.dom.Store(uint64(core.DomMixed)) // sticky: nothing else is ever stored over it
 		}
 	}
+}
+
+// deliverAfter delivers, after a Signal or Broadcast has released mu, the
+// pending wakeups that the caller may deliver. It looks after its turn
+// under mu, not before, so that it finds those recorded by every Signal
+// and Broadcast that took mu before it (they record under mu, in
+// decidePending), also one that was under way when it began. It is one
+// load when nothing is pending.
+func (c *Cond) deliverAfter() {
 	if c.npend.Load() != 0 {
 		c.deliver(core.CurDomain())
 	}
@@ -1120,7 +1129,7 @@ func (c *Cond) Signal() {
 	if b.self != c {
 		panic(core.Misuse("condvar: Cond copied after first use", ErrCopied))
 	}
-	if core.Domain(c.dom.Load()).Bubble() || c.npend.Load() != 0 {
+	if core.Domain(c.dom.Load()).Bubble() {
 		c.touch()
 	}
 	c.raceRelease()
@@ -1132,6 +1141,9 @@ func (c *Cond) Signal() {
 		c.signalLocked() // cannot panic: no user code runs under mu
 	}
 	c.mu.Unlock()
+	if c.npend.Load() != 0 {
+		c.deliverAfter()
+	}
 }
 
 // Broadcast wakes all goroutines waiting on c. Like Signal, it may be
@@ -1143,7 +1155,6 @@ func (c *Cond) Broadcast() {
 	c.touch()
 	c.raceRelease()
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.tick.Add(tickBroadcast)
 	if atomic.LoadUint32(&c.nl.wait) != c.notified() {
 		c.skip = c.skip[:0]
@@ -1157,9 +1168,11 @@ func (c *Cond) Broadcast() {
 	c.movers = c.movers[:0]
 	for w := c.head; w != nil; w = c.head {
 		c.unlink(w)
-		c.decide(w, w.expect, w.gen, stAll)
+		c.decide(w, w.expect, w.gen, stAll) // cannot panic: no user code runs under mu
 	}
 	c.tick.Add(tickBroadcast)
+	c.mu.Unlock()
+	c.deliverAfter()
 }
 
 func (c *Cond) signal() {

@@ -91,3 +91,87 @@ func TestSynctestCondTimeoutDuringForeignSignal(t *testing.T) {
 		})
 	}
 }
+
+// A Signal or Broadcast by a goroutine of the bubble that comes after a
+// signal from outside has decided a durable waiter's wait (it takes the
+// Cond's mutex after that one) delivers the wakeup that the outside one
+// recorded, even though it began while the outside one was under way:
+// it looks for pending wakeups once it has taken its turn. The hook
+// holds the outside signaller between deciding and recording until the
+// bubble's signaller waits for the Cond's mutex behind it.
+func TestSynctestCondSignalAfterForeignSignalDelivers(t *testing.T) {
+	for _, op := range []struct {
+		name string
+		f    func(c *condvar.Cond)
+	}{
+		{"Signal", (*condvar.Cond).Signal},
+		{"Broadcast", (*condvar.Cond).Broadcast},
+	} {
+		t.Run(op.name, func(t *testing.T) {
+			var c *condvar.Cond
+			// Made outside the bubble: both sides may use them.
+			start := make(chan struct{})
+			decided := make(chan struct{})
+			proceed := make(chan struct{})
+			second := make(chan int64, 1)
+			defer condvar.SetPendHook(func(hc *condvar.Cond) {
+				if hc == c {
+					close(decided)
+					<-proceed
+				}
+			})()
+			signalled := make(chan struct{})
+			go func() { // outside the bubble
+				defer close(signalled)
+				<-start
+				c.Signal()
+			}()
+			released := make(chan struct{})
+			go func() { // outside the bubble
+				defer close(released)
+				g := "goroutine " + strconv.FormatInt(testutil.Await(t, second, "the bubble's signaller"), 10) + " ["
+				testutil.WaitFor(t, "the bubble's signaller waiting for the Cond's mutex", func() bool {
+					for _, s := range strings.Split(testutil.AllStacks(), "\n\n") {
+						if strings.HasPrefix(s, g) {
+							return strings.Contains(s, "[sync.Mutex.Lock")
+						}
+					}
+					return false
+				})
+				close(proceed)
+			}()
+
+			synctest.Test(t, func(t *testing.T) {
+				l, _ := lockKinds()[1].new() // a mutex.Mutex
+				c = condvar.New(l)
+				woke := make(chan struct{})
+				go func() {
+					l.Lock()
+					c.Wait()
+					l.Unlock()
+					close(woke)
+				}()
+				synctest.Wait() // the waiter is durably blocked
+				start <- struct{}{}
+				<-decided
+				done := make(chan struct{})
+				go func() {
+					second <- gid.Get()
+					op.f(c)
+					close(done)
+				}()
+				select {
+				case <-woke:
+				case <-time.After(time.Hour):
+					t.Errorf("the waiter, decided by a signal from outside, was not woken by the %s after it", op.name)
+					<-signalled
+					c.Signal() // delivers the pending wakeup
+					<-woke
+				}
+				<-done
+			})
+			testutil.Await(t, signalled, "the signal from outside")
+			testutil.Await(t, released, "the helper")
+		})
+	}
+}
