@@ -561,9 +561,6 @@ func (c *Cond) WaitUntil(pred func() bool) {
 func (c *Cond) wait(b *binding, d time.Duration, ctx context.Context) bool {
 	dom := core.CurDomain()
 	durable := c.parkDurably(dom)
-	if c.npend.Load() != 0 {
-		c.deliver(dom)
-	}
 	if d == 0 && ctx == nil && dom == core.DomOutside {
 		if s := c.tick.Load(); s&(tickQueued|tickBroadcast) == 0 {
 			if ticketHook != nil {
@@ -661,12 +658,10 @@ func (c *Cond) waitQueued(b *binding, dom core.Domain, durable bool, d time.Dura
 var ticketHook func(c *Cond, taken bool)
 
 // pendHook, if set (by tests), runs in decidePending between the
-// decision and the record, under pmu.
-var pendHook func(c *Cond)
-
-// expireHook, if set (by tests), runs as a wait's timeout or
-// cancellation callback starts.
-var expireHook func(c *Cond)
+// decision and the record, under pmu; expireHook as a wait's timeout or
+// cancellation callback starts. They are atomic because such a callback
+// may still be running after its wait has returned (see Cond).
+var pendHook, expireHook atomic.Pointer[func(c *Cond)]
 
 // movedHook, if set (by tests, while nobody waits), runs in a wait that
 // gave up its ticket (see settleTicket), just before it queues.
@@ -827,6 +822,12 @@ func (c *Cond) publish(w *waiter) {
 	if pre != 0 {
 		c.notify(w)
 	}
+	// Pending wakeups of the waiter's bubble are delivered once it has
+	// queued, as Signal delivers them once it has had its turn: then
+	// every one recorded under mu before is found.
+	if c.npend.Load() != 0 {
+		c.deliver(core.Domain(w.mode.Load() >> modeShift))
+	}
 	expect, gen := w.expect, w.gen
 	released := false
 	defer func() {
@@ -958,8 +959,8 @@ func (c *Cond) decidePending(w *waiter, expect, gen, d uint64) bool {
 		c.pmu.Unlock()
 		return false
 	}
-	if pendHook != nil {
-		pendHook(c)
+	if h := pendHook.Load(); h != nil {
+		(*h)(c)
 	}
 	c.dom.Store(uint64(core.DomMixed))
 	w.pnext, c.pend = c.pend, w
@@ -1084,8 +1085,8 @@ func (c *Cond) deliver(d core.Domain) {
 // chose the waiter or the wait is over. It takes no lock: the waiter
 // leaves the queue itself, or a Signal skips it.
 func (c *Cond) expire(w *waiter, expect, gen uint64) {
-	if expireHook != nil {
-		expireHook(c)
+	if h := expireHook.Load(); h != nil {
+		(*h)(c)
 	}
 	if !c.decide(w, expect, gen, stGone) && w.mode.Load()&modeDurable != 0 {
 		// Decided by another, perhaps a goroutine of another domain that

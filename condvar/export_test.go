@@ -47,13 +47,13 @@ func SetMovedHook(f func(c *Cond)) (reset func()) {
 // durably in another bubble than its own, just before the waiter is put
 // on the Cond's pending list, and SetExpireHook makes f run as a wait's
 // timeout or cancellation callback starts, until the returned function is
-// called. Set them only while no goroutine waits.
+// called.
 func SetPendHook(f func(c *Cond)) (reset func()) {
-	pendHook = f
-	return func() { pendHook = nil }
+	pendHook.Store(&f)
+	return func() { pendHook.Store(nil) }
 }
 
 func SetExpireHook(f func(c *Cond)) (reset func()) {
-	expireHook = f
-	return func() { expireHook = nil }
+	expireHook.Store(&f)
+	return func() { expireHook.Store(nil) }
 }

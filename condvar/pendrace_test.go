@@ -5,6 +5,7 @@ package condvar_test
 import (
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -26,20 +27,22 @@ import (
 func TestSynctestCondTimeoutDuringForeignSignal(t *testing.T) {
 	for _, k := range lockKinds() {
 		t.Run(k.name, func(t *testing.T) {
-			var c *condvar.Cond
+			// The Cond under test, for the hooks (which a callback of an earlier
+			// test's wait may still call) and the goroutines outside the bubble.
+			var cp atomic.Pointer[condvar.Cond]
 			// Made outside the bubble: both sides may use them.
 			start := make(chan struct{})
 			decided := make(chan struct{})
 			proceed := make(chan struct{})
 			fired := make(chan int64, 1)
 			defer condvar.SetPendHook(func(hc *condvar.Cond) {
-				if hc == c {
+				if hc == cp.Load() {
 					close(decided)
 					<-proceed
 				}
 			})()
 			defer condvar.SetExpireHook(func(hc *condvar.Cond) {
-				if hc == c {
+				if hc == cp.Load() {
 					fired <- gid.Get()
 				}
 			})()
@@ -47,7 +50,7 @@ func TestSynctestCondTimeoutDuringForeignSignal(t *testing.T) {
 			go func() { // outside the bubble
 				defer close(signalled)
 				<-start
-				c.Signal()
+				cp.Load().Signal()
 			}()
 			released := make(chan struct{})
 			go func() { // outside the bubble
@@ -67,7 +70,8 @@ func TestSynctestCondTimeoutDuringForeignSignal(t *testing.T) {
 
 			synctest.Test(t, func(t *testing.T) {
 				l, _ := k.new()
-				c = condvar.New(l)
+				c := condvar.New(l)
+				cp.Store(c)
 				woke := make(chan bool, 1)
 				go func() {
 					l.Lock()
@@ -108,14 +112,16 @@ func TestSynctestCondSignalAfterForeignSignalDelivers(t *testing.T) {
 		{"Broadcast", (*condvar.Cond).Broadcast},
 	} {
 		t.Run(op.name, func(t *testing.T) {
-			var c *condvar.Cond
+			// The Cond under test, for the hooks (which a callback of an earlier
+			// test's wait may still call) and the goroutines outside the bubble.
+			var cp atomic.Pointer[condvar.Cond]
 			// Made outside the bubble: both sides may use them.
 			start := make(chan struct{})
 			decided := make(chan struct{})
 			proceed := make(chan struct{})
 			second := make(chan int64, 1)
 			defer condvar.SetPendHook(func(hc *condvar.Cond) {
-				if hc == c {
+				if hc == cp.Load() {
 					close(decided)
 					<-proceed
 				}
@@ -124,7 +130,7 @@ func TestSynctestCondSignalAfterForeignSignalDelivers(t *testing.T) {
 			go func() { // outside the bubble
 				defer close(signalled)
 				<-start
-				c.Signal()
+				cp.Load().Signal()
 			}()
 			released := make(chan struct{})
 			go func() { // outside the bubble
@@ -143,7 +149,8 @@ func TestSynctestCondSignalAfterForeignSignalDelivers(t *testing.T) {
 
 			synctest.Test(t, func(t *testing.T) {
 				l, _ := lockKinds()[1].new() // a mutex.Mutex
-				c = condvar.New(l)
+				c := condvar.New(l)
+				cp.Store(c)
 				woke := make(chan struct{})
 				go func() {
 					l.Lock()
@@ -174,4 +181,94 @@ func TestSynctestCondSignalAfterForeignSignalDelivers(t *testing.T) {
 			testutil.Await(t, released, "the helper")
 		})
 	}
+}
+
+// A Wait by a goroutine of the bubble that queues after a signal from
+// outside has decided a durable waiter's wait (it takes the Cond's mutex
+// after that one) delivers the wakeup that the outside one recorded, as
+// a Signal does (TestSynctestCondSignalAfterForeignSignalDelivers). The
+// second waiter parks on the semaphore (the Cond is shared by then), so
+// the bubble's clock stands still while it waits: the helper outside the
+// bubble watches for the first waiter, with the liveness deadline.
+func TestSynctestCondWaitAfterForeignSignalDelivers(t *testing.T) {
+	// The Cond under test, for the hooks (which a callback of an earlier
+	// test's wait may still call) and the goroutines outside the bubble.
+	var cp atomic.Pointer[condvar.Cond]
+	// Made outside the bubble: both sides may use them.
+	start := make(chan struct{})
+	decided := make(chan struct{})
+	proceed := make(chan struct{})
+	second := make(chan int64, 1)
+	first := make(chan struct{}) // closed by the first waiter once woken
+	failed := make(chan struct{})
+	defer condvar.SetPendHook(func(hc *condvar.Cond) {
+		if hc == cp.Load() {
+			close(decided)
+			<-proceed
+		}
+	})()
+	signalled := make(chan struct{})
+	go func() { // outside the bubble
+		defer close(signalled)
+		<-start
+		cp.Load().Signal()
+	}()
+	released := make(chan struct{})
+	go func() { // outside the bubble
+		defer close(released)
+		g := "goroutine " + strconv.FormatInt(testutil.Await(t, second, "the bubble's second waiter"), 10) + " ["
+		testutil.WaitFor(t, "the second waiter waiting for the Cond's mutex", func() bool {
+			for _, s := range strings.Split(testutil.AllStacks(), "\n\n") {
+				if strings.HasPrefix(s, g) {
+					return strings.Contains(s, "[sync.Mutex.Lock") && strings.Contains(s, "(*Cond).publish(")
+				}
+			}
+			return false
+		})
+		close(proceed)
+		timer := time.NewTimer(testutil.Liveness)
+		defer timer.Stop()
+		select {
+		case <-first:
+		case <-timer.C:
+			close(failed)
+		}
+	}()
+
+	synctest.Test(t, func(t *testing.T) {
+		l, _ := lockKinds()[1].new() // a mutex.Mutex
+		c := condvar.New(l)
+		cp.Store(c)
+		next := make(chan struct{})
+		go func() {
+			l.Lock()
+			c.Wait()
+			l.Unlock()
+			close(first)
+		}()
+		synctest.Wait() // the first waiter is durably blocked
+		start <- struct{}{}
+		<-decided
+		go func() {
+			l.Lock()
+			second <- gid.Get()
+			c.Wait()
+			l.Unlock()
+			close(next)
+		}()
+		select {
+		case <-first:
+		case <-failed:
+			t.Error("the waiter, decided by a signal from outside, was not woken by the Wait after it")
+			<-signalled
+			c.Signal() // delivers the pending wakeup, and wakes the second waiter
+			<-first
+		}
+		l.Lock()
+		c.Signal()
+		l.Unlock()
+		<-next
+	})
+	testutil.Await(t, signalled, "the signal from outside")
+	testutil.Await(t, released, "the helper")
 }
