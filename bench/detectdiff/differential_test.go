@@ -343,7 +343,7 @@ func gdCycle(n int) func(t *testing.T) int {
 		}
 		close(goOn)
 		for _, p := range procs {
-			testutil.WaitState(t, p.ID(t), "sync.(*Mutex).Lock")
+			gdWaitMutex(t, p.ID(t))
 		}
 		got := h.count() // go-deadlock checks before blocking: final
 		locks[0].Unlock()
@@ -381,7 +381,7 @@ func goDeadlockHiddenHolderChild(t *testing.T) {
 		mu.Lock()
 		mu.Unlock()
 	})
-	testutil.WaitState(t, w.ID(t), "sync.(*Mutex).Lock")
+	gdWaitMutex(t, w.ID(t))
 	clock.Lock()
 	w2 := testutil.Spawn(func() {
 		clock.Lock()

@@ -1,7 +1,9 @@
 package detectdiff_test
 
 import (
+	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -100,15 +102,31 @@ var goDeadlockKit = kit{
 	rw:    func(string, string) rwLock { return new(deadlock.RWMutex) },
 	mutex: func(string, string) tryLocker { return new(deadlock.Mutex) },
 	waitBlocked: func(t *testing.T, l sync.Locker, p *testutil.Proc, read bool) {
-		frame := "sync.(*Mutex).Lock"
-		if _, ok := l.(*deadlock.RWMutex); ok {
-			frame = "sync.(*RWMutex).Lock"
-			if read {
-				frame = "sync.(*RWMutex).RLock"
-			}
+		if _, ok := l.(*deadlock.RWMutex); !ok {
+			gdWaitMutex(t, p.ID(t))
+			return
+		}
+		frame := "sync.(*RWMutex).Lock"
+		if read {
+			frame = "sync.(*RWMutex).RLock"
 		}
 		testutil.WaitState(t, p.ID(t), frame)
 	},
+}
+
+// gdWaitMutex waits until goroutine g is blocked in a go-deadlock Mutex's
+// own sync.Mutex, past go-deadlock's checks. go-deadlock keeps its lock
+// order under a sync.Mutex of its own, so "sync.(*Mutex).Lock" alone also
+// matches a goroutine that waits for that one inside (*lockOrder).preLock,
+// before its check has run (and reported). An RWMutex's frames,
+// "sync.(*RWMutex).Lock" and RLock, are not ambiguous.
+func gdWaitMutex(t *testing.T, g int64) {
+	t.Helper()
+	testutil.WaitFor(t, fmt.Sprintf("goroutine %d blocked in a go-deadlock Mutex", g), func() bool {
+		state, stack, ok := testutil.GoroutineDump(g)
+		return ok && state != "running" && state != "runnable" &&
+			strings.Contains(stack, "sync.(*Mutex).Lock") && !strings.Contains(stack, "(*lockOrder)")
+	})
 }
 
 var locksmithRWKit = kit{
