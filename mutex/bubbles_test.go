@@ -4,6 +4,7 @@ package mutex_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -210,4 +211,65 @@ func TestSynctestMutexNonDurableWaitCancelled(t *testing.T) {
 	testutil.Await(t, holder, "holder")
 	require.True(t, sharedMu2.TryLock())
 	sharedMu2.Unlock()
+}
+
+// A goroutine outside any bubble that holds a mutex while it runs
+// synctest.Test counts, for the runtime, as a goroutine of the bubble
+// until Test returns: a goroutine of the bubble waiting for the mutex
+// parks durably, and Test reports the deadlock. The holder's Unlock after
+// that must not kill the process (waking the bubble's waiter from outside
+// would be the runtime's fatal error): it leaves that waiter blocked, says
+// so in a panic, and the mutex goes on, releasing and waking as before,
+// in every detection mode. Run in a child process: synctest.Test panics,
+// and the bubble's goroutine stays blocked for good.
+func TestSynctestHolderOutsideBubbleAfterDeadlock(t *testing.T) {
+	if mode := os.Getenv("LOCKSMITH_HOLDER_OUTSIDE_CHILD"); mode != "" {
+		holderOutsideChild(t, mode)
+		return
+	}
+	for _, mode := range []string{"off", "cycles", "order"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), testutil.Liveness)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSynctestHolderOutsideBubbleAfterDeadlock$", "-test.timeout=10m")
+			cmd.Env = append(os.Environ(), "LOCKSMITH_HOLDER_OUTSIDE_CHILD="+mode)
+			out, _ := cmd.CombinedOutput() // the child fails: its bubble deadlocked, and a goroutine is left
+			require.NoError(t, ctx.Err(), "the child hung:\n%s", out)
+			assert.NotContains(t, string(out), "fatal error")
+			assert.Contains(t, string(out), "holder-outside: mutex usable after the deadlocked bubble", "child output:\n%s", out)
+		})
+	}
+}
+
+func holderOutsideChild(t *testing.T, mode string) {
+	modes := map[string]detect.Mode{"off": detect.Off, "cycles": detect.Cycles, "order": detect.Order}
+	defer detect.Configure(detect.WithMode(modes[mode]), detect.WithWaitTimeout(0))()
+	var m mutex.Mutex
+	m.Lock()
+	deadlock := func() (r any) {
+		defer func() { r = recover() }()
+		synctest.Test(t, func(t *testing.T) {
+			m.Lock() // behind the holder running Test: a durable wait, and a deadlock
+			m.Unlock()
+		})
+		return nil
+	}()
+	require.NotNil(t, deadlock, "synctest.Test did not report the deadlock")
+	stranded := func() (r any) {
+		defer func() { r = recover() }()
+		m.Unlock()
+		return nil
+	}()
+	msg, _ := stranded.(string)
+	assert.Contains(t, msg, "the lock goes on without it", "Unlock's panic")
+	require.False(t, m.Locked(), "Unlock released nothing")
+	m.Lock()
+	w := testutil.Spawn(func() {
+		m.Lock()
+		m.Unlock()
+	})
+	testutil.WaitFor(t, "a waiter queued", func() bool { return mutex.QueueLen(&m) == 1 })
+	m.Unlock()
+	require.Nil(t, w.Wait(t))
+	fmt.Println("holder-outside: mutex usable after the deadlocked bubble")
 }

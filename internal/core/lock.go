@@ -381,7 +381,7 @@ func (l *Lock) releaseSlow(g int64) bool {
 // waited past the threshold.
 func (l *Lock) handOff() {
 	l.mu.Lock()
-	w := l.q.head
+	w, stranded := l.wakeable()
 	if w == nil {
 		// Everyone left (cancelled): release, and leave starvation mode.
 		for {
@@ -391,6 +391,7 @@ func (l *Lock) handOff() {
 			}
 		}
 		l.mu.Unlock()
+		strand(stranded)
 		return
 	}
 	l.remove(w)
@@ -408,8 +409,8 @@ func (l *Lock) handOff() {
 		}
 	}
 	l.mu.Unlock()
-	w.checkWaker()
 	w.wake(sema)
+	strand(stranded)
 }
 
 // Acquire blocks until g holds the lock. ctx may be nil for a wait that
@@ -743,24 +744,37 @@ func (w *waiter) cancelQueued(mu *sync.Mutex, remove func(*waiter), err error) {
 
 // checkWaker panics if the calling goroutine is about to wake a durable
 // waiter of another domain, which the Go runtime would answer with a fatal
-// error. The rules on Lock make it impossible; a panic (which can be
+// error. The rules on parking make it impossible; a panic (which can be
 // recovered, and names the cause) is the better failure should they not.
 func (w *waiter) checkWaker() {
+	if msg, bad := w.foreignWaker(); bad {
+		panic(msg)
+	}
+}
+
+// foreignWaker reports whether w is a durable waiter of a domain other
+// than the calling goroutine's, and if so returns a message naming both
+// sides, what w parked behind and the lock's state.
+func (w *waiter) foreignWaker() (msg string, bad bool) {
 	if !w.durable {
-		return
+		return "", false
 	}
-	if d := CurDomain(); d != w.dom {
-		g := gid.Get()
-		l := w.lock
-		woken := Domain(l.wokenDom.Load())
-		dump := allStacks()
-		panic(fmt.Sprintf("locksmith: internal error: wakeup of goroutine %d, durably blocked in synctest %s, by goroutine %d in %s "+
-			"(the waiter parked behind holder %d, cached as %s, in state %#x; the lock: state %#x, durable domain %s, woken domain %s; "+
-			"the goroutines' headers now: %q, %q, %q)",
-			w.g, w.dom, g, d, w.durHolder, w.durHolderDom, w.durState,
-			l.state.Load(), Domain(l.durDom.Load()), woken,
-			headerOf(dump, w.g), headerOf(dump, g), headerOf(dump, w.durHolder)))
+	d := CurDomain()
+	if d == w.dom {
+		return "", false
 	}
+	g := gid.Get()
+	l := w.lock
+	woken := Domain(l.wokenDom.Load())
+	dump := allStacks()
+	return fmt.Sprintf("locksmith: wakeup of goroutine %d, durably blocked in synctest %s, by goroutine %d in %s, "+
+		"which the Go runtime does not allow: the waiter stays blocked and the lock goes on without it "+
+		"(usually goroutine %d held the lock while it ran synctest.Test, and the bubble deadlocked on it; "+
+		"the waiter parked behind holder %d, cached as %s, in state %#x; the lock: state %#x, durable domain %s, woken domain %s; "+
+		"the goroutines' headers now: %q, %q, %q)",
+		w.g, w.dom, g, d, w.durHolder, w.durHolder, w.durHolderDom, w.durState,
+		l.state.Load(), Domain(l.durDom.Load()), woken,
+		headerOf(dump, w.g), headerOf(dump, g), headerOf(dump, w.durHolder)), true
 }
 
 // spin makes a few bounded attempts to take the lock for g before it
@@ -815,19 +829,54 @@ const spinRounds = 8
 // wakeOne sends a token to the first waiter. The caller has set woken.
 func (l *Lock) wakeOne() {
 	l.mu.Lock()
-	w := l.q.head
+	w, stranded := l.wakeable()
 	if w == nil {
 		// The last waiter left before we got here: nobody to wake.
 		l.clearFlags(flagWoken)
 		l.mu.Unlock()
+		strand(stranded)
 		return
 	}
 	l.remove(w)
 	l.wokenDom.Store(uint64(w.dom))
 	sema := w.sema
 	l.mu.Unlock()
-	w.checkWaker()
 	w.wake(sema)
+	strand(stranded)
+}
+
+// wakeable returns the first queued waiter that the calling goroutine may
+// wake, or nil. A durable waiter of another domain, which the Go runtime
+// would not let it wake (a fatal error), comes off the queue: it is left
+// parked, and stranded says why, for strand to report once the lock is
+// consistent again. The rules on durable parking make that impossible but
+// in one case: a goroutine that holds the lock while it runs
+// synctest.Test counts, for the runtime, as a goroutine of that bubble
+// until Test returns, so a goroutine of the bubble that waits for the lock
+// parks durably; it can only be woken by that holder, which cannot
+// release the lock before Test returns, and Test reports the deadlock.
+// When the holder then releases the lock, the bubble is over and its
+// blocked goroutines are left blocked for good: the lock goes on without
+// them. The caller holds l.mu.
+func (l *Lock) wakeable() (w *waiter, stranded string) {
+	for w = l.q.head; w != nil; w = l.q.head {
+		msg, bad := w.foreignWaker()
+		if !bad {
+			return w, stranded
+		}
+		l.remove(w)
+		stranded = msg
+	}
+	return nil, stranded
+}
+
+// strand panics with the message of a waiter that wakeable left parked,
+// if any: after the lock has been released or passed on, so that it stays
+// usable by everyone else.
+func strand(msg string) {
+	if msg != "" {
+		panic(msg)
+	}
 }
 
 func (l *Lock) clearFlags(f int64) {
