@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -220,35 +222,64 @@ func TestSynctestMutexNonDurableWaitCancelled(t *testing.T) {
 // that must not kill the process (waking the bubble's waiter from outside
 // would be the runtime's fatal error): it leaves that waiter blocked, says
 // so in a panic, and the mutex goes on, releasing and waking as before,
-// in every detection mode. Run in a child process: synctest.Test panics,
-// and the bubble's goroutine stays blocked for good.
+// in every detection mode; an RWMutex's writer lock likewise, with a
+// reader waiting behind the next writer woken too. Run in a child process:
+// synctest.Test panics, and the bubble's goroutine stays blocked for good.
 func TestSynctestHolderOutsideBubbleAfterDeadlock(t *testing.T) {
-	if mode := os.Getenv("LOCKSMITH_HOLDER_OUTSIDE_CHILD"); mode != "" {
-		holderOutsideChild(t, mode)
+	if kind, mode, ok := strings.Cut(os.Getenv("LOCKSMITH_HOLDER_OUTSIDE_CHILD"), "/"); ok {
+		holderOutsideChild(t, kind, mode)
 		return
 	}
-	for _, mode := range []string{"off", "cycles", "order"} {
-		t.Run(mode, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), testutil.Liveness)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSynctestHolderOutsideBubbleAfterDeadlock$", "-test.timeout=10m")
-			cmd.Env = append(os.Environ(), "LOCKSMITH_HOLDER_OUTSIDE_CHILD="+mode)
-			out, _ := cmd.CombinedOutput() // the child fails: its bubble deadlocked, and a goroutine is left
-			require.NoError(t, ctx.Err(), "the child hung:\n%s", out)
-			assert.NotContains(t, string(out), "fatal error")
-			assert.Contains(t, string(out), "holder-outside: mutex usable after the deadlocked bubble", "child output:\n%s", out)
-		})
+	for _, kind := range []string{"mutex", "rwmutex"} {
+		for _, mode := range []string{"off", "cycles", "order"} {
+			t.Run(kind+"/"+mode, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), testutil.Liveness)
+				defer cancel()
+				cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSynctestHolderOutsideBubbleAfterDeadlock$", "-test.timeout=10m")
+				cmd.Env = append(os.Environ(), "LOCKSMITH_HOLDER_OUTSIDE_CHILD="+kind+"/"+mode)
+				out, _ := cmd.CombinedOutput() // the child fails: its bubble deadlocked, and a goroutine is left
+				require.NoError(t, ctx.Err(), "the child hung:\n%s", out)
+				assert.NotContains(t, string(out), "fatal error")
+				assert.Contains(t, string(out), "holder-outside: usable after the deadlocked bubble", "child output:\n%s", out)
+			})
+		}
 	}
 }
 
-func holderOutsideChild(t *testing.T, mode string) {
+func holderOutsideChild(t *testing.T, kind, mode string) {
 	modes := map[string]detect.Mode{"off": detect.Off, "cycles": detect.Cycles, "order": detect.Order}
 	defer detect.Configure(detect.WithMode(modes[mode]), detect.WithWaitTimeout(0))()
-	var m mutex.Mutex
+	var (
+		m  sync.Locker
+		rw *mutex.RWMutex
+	)
+	if kind == "rwmutex" {
+		rw = new(mutex.RWMutex)
+		m = rw
+	} else {
+		m = new(mutex.Mutex)
+	}
+	queued := func() int {
+		if rw != nil {
+			w, r := mutex.RWQueues(rw)
+			return w + r
+		}
+		return mutex.QueueLen(m.(*mutex.Mutex))
+	}
 	m.Lock()
 	deadlock := func() (r any) {
 		defer func() { r = recover() }()
 		synctest.Test(t, func(t *testing.T) {
+			if rw != nil {
+				go func() {
+					rw.Lock() // behind the holder running Test: a durable wait
+					rw.Unlock()
+				}()
+				synctest.Wait()
+				rw.RLock() // a reader queued too: Unlock takes its other path
+				rw.RUnlock()
+				return
+			}
 			m.Lock() // behind the holder running Test: a durable wait, and a deadlock
 			m.Unlock()
 		})
@@ -262,14 +293,32 @@ func holderOutsideChild(t *testing.T, mode string) {
 	}()
 	msg, _ := stranded.(string)
 	assert.Contains(t, msg, "the lock goes on without it", "Unlock's panic")
-	require.False(t, m.Locked(), "Unlock released nothing")
+	if rw != nil {
+		rw.RLock() // readers come in past the reader left queued
+		rw.RUnlock()
+	}
 	m.Lock()
 	w := testutil.Spawn(func() {
 		m.Lock()
 		m.Unlock()
 	})
-	testutil.WaitFor(t, "a waiter queued", func() bool { return mutex.QueueLen(&m) == 1 })
+	var r *testutil.Proc
+	if rw != nil {
+		testutil.WaitFor(t, "a writer queued", func() bool { return queued() == 2 })
+		r = testutil.Spawn(func() {
+			rw.RLock()
+			rw.RUnlock()
+		})
+	}
+	want := 1
+	if rw != nil {
+		want = 3 // with the bubble's reader, left queued
+	}
+	testutil.WaitFor(t, "waiters queued", func() bool { return queued() == want })
 	m.Unlock()
 	require.Nil(t, w.Wait(t))
-	fmt.Println("holder-outside: mutex usable after the deadlocked bubble")
+	if r != nil {
+		require.Nil(t, r.Wait(t))
+	}
+	fmt.Println("holder-outside: usable after the deadlocked bubble")
 }

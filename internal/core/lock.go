@@ -345,18 +345,34 @@ func (l *Lock) tryAcquireDurable(g int64, clear int64) bool {
 // Release frees the lock if g holds it and reports whether it did; it
 // changes nothing when g is not the holder.
 func (l *Lock) Release(g int64) bool {
-	return l.state.CompareAndSwap(g<<ownerShift, 0) || l.releaseSlow(g)
+	return l.FastRelease(g) || l.releaseSlow(g)
 }
 
+// FastRelease frees the lock if g holds it and nobody waits, with one
+// CompareAndSwap, and reports whether it did.
+func (l *Lock) FastRelease(g int64) bool { return l.state.CompareAndSwap(g<<ownerShift, 0) }
+
+// releaseSlow is kept out of line so that Release, its CompareAndSwap and
+// a call, inlines into Unlock.
+//
+//go:noinline
 func (l *Lock) releaseSlow(g int64) bool {
+	ok, stranded := l.releaseStranded(g)
+	strand(stranded)
+	return ok
+}
+
+// releaseStranded is releaseSlow, except that it returns, instead of
+// panicking with it, the message of a waiter that the wakeup passed over
+// (see wakeable), for a caller that has more to do before it panics.
+func (l *Lock) releaseStranded(g int64) (ok bool, stranded string) {
 	for {
 		s := l.state.Load()
 		if s>>ownerShift != g {
-			return false
+			return false, ""
 		}
 		if s&flagStarving != 0 {
-			l.handOff()
-			return true
+			return true, l.handOff()
 		}
 		n := s & flagMask
 		wake := s&flagWaiting != 0 && s&flagWoken == 0
@@ -369,17 +385,18 @@ func (l *Lock) releaseSlow(g int64) bool {
 				if testHookWake != nil {
 					testHookWake(l)
 				}
-				l.wakeOne()
+				return true, l.wakeOne()
 			}
-			return true
+			return true, ""
 		}
 	}
 }
 
 // handOff passes the held lock to the first waiter, in starvation mode.
 // Starvation mode ends when the queue is empty or the waiter served had not
-// waited past the threshold.
-func (l *Lock) handOff() {
+// waited past the threshold. It returns the message of a waiter it passed
+// over (see wakeable), or "".
+func (l *Lock) handOff() (stranded string) {
 	l.mu.Lock()
 	w, stranded := l.wakeable()
 	if w == nil {
@@ -391,8 +408,7 @@ func (l *Lock) handOff() {
 			}
 		}
 		l.mu.Unlock()
-		strand(stranded)
-		return
+		return stranded
 	}
 	l.remove(w)
 	w.handoff = true
@@ -410,7 +426,7 @@ func (l *Lock) handOff() {
 	}
 	l.mu.Unlock()
 	w.wake(sema)
-	strand(stranded)
+	return stranded
 }
 
 // Acquire blocks until g holds the lock. ctx may be nil for a wait that
@@ -826,23 +842,24 @@ func spin(l *Lock, g int64, clear int64) bool {
 // spinRounds is how many rounds spin makes before it gives up.
 const spinRounds = 8
 
-// wakeOne sends a token to the first waiter. The caller has set woken.
-func (l *Lock) wakeOne() {
+// wakeOne sends a token to the first waiter it may wake. The caller has
+// set woken. It returns the message of a waiter it passed over (see
+// wakeable), or "".
+func (l *Lock) wakeOne() (stranded string) {
 	l.mu.Lock()
 	w, stranded := l.wakeable()
 	if w == nil {
 		// The last waiter left before we got here: nobody to wake.
 		l.clearFlags(flagWoken)
 		l.mu.Unlock()
-		strand(stranded)
-		return
+		return stranded
 	}
 	l.remove(w)
 	l.wokenDom.Store(uint64(w.dom))
 	sema := w.sema
 	l.mu.Unlock()
 	w.wake(sema)
-	strand(stranded)
+	return stranded
 }
 
 // wakeable returns the first queued waiter that the calling goroutine may
@@ -871,8 +888,9 @@ func (l *Lock) wakeable() (w *waiter, stranded string) {
 }
 
 // strand panics with the message of a waiter that wakeable left parked,
-// if any: after the lock has been released or passed on, so that it stays
-// usable by everyone else.
+// if any. Callers call it last, once the lock has been released or passed
+// on and every other wakeup made, so that the lock stays usable by
+// everyone else.
 func strand(msg string) {
 	if msg != "" {
 		panic(msg)
@@ -930,7 +948,7 @@ func (l *Lock) passOn(w *waiter) {
 	for {
 		s := l.state.Load()
 		if s>>ownerShift == 0 && s&flagWaiting != 0 {
-			l.wakeOne()
+			strand(l.wakeOne())
 			return
 		}
 		if l.state.CompareAndSwap(s, s&^flagWoken) {

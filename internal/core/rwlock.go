@@ -965,8 +965,8 @@ func (l *RWLock) drainMode(w *waiter) uint32 {
 // lock is released, so that they go before the next writer.
 func (l *RWLock) Unlock(g int64) bool {
 	if l.rs.Load()&rsReadersWaiting == 0 {
-		if !l.w.Release(g) {
-			return false
+		if !l.w.FastRelease(g) {
+			return l.UnlockHeld(g)
 		}
 		l.afterRelease()
 		return true
@@ -980,9 +980,13 @@ func (l *RWLock) Unlock(g int64) bool {
 		l.admit(w.g)
 		w.handoff = true
 	}
-	l.w.Release(g)
+	stranded := ""
+	if !l.w.FastRelease(g) {
+		_, stranded = l.w.releaseStranded(g)
+	}
 	l.rmu.Unlock()
 	wakeList(h)
+	strand(stranded) // last: see wakeable
 	return true
 }
 
@@ -990,10 +994,12 @@ func (l *RWLock) Unlock(g int64) bool {
 // queued and its CompareAndSwap of the writer lock from g's ID to 0 failed
 // (writers are queued, or g is not the writer).
 func (l *RWLock) UnlockHeld(g int64) bool {
-	if !l.w.releaseSlow(g) {
+	ok, stranded := l.w.releaseStranded(g)
+	if !ok {
 		return false
 	}
 	l.afterRelease()
+	strand(stranded) // last: see wakeable
 	return true
 }
 
