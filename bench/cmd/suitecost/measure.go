@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -188,7 +189,8 @@ func (s *suite) runVariant(cfg config, variant string) (sample, *failure) {
 		} else {
 			env = append(env, "LOCKSMITH_DETECT="+variant)
 		}
-		args := []string{"-test.timeout=" + cfg.timeout.String(), "-test.count=" + strconv.Itoa(cfg.count)}
+		count := cmp.Or(cfg.count, s.Count, 1)
+		args := []string{"-test.timeout=" + cfg.timeout.String(), "-test.count=" + strconv.Itoa(count)}
 		if cfg.short {
 			args = append(args, "-test.short")
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -52,7 +53,7 @@ func writeReport(w io.Writer, cfg config, e env, results []*result) {
 		cfg.rounds, cfg.warmup)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "project\tpackages measured\trewritten\t")
+	fmt.Fprintln(tw, "project\tpackages measured\trewritten\t-test.count\t")
 	for _, r := range results {
 		var names []string
 		for _, p := range r.pkgs {
@@ -62,7 +63,7 @@ func writeReport(w io.Writer, cfg config, e env, results []*result) {
 			}
 			names = append(names, name)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", r.project, strings.Join(names, ", "), r.rewrote)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t\n", r.project, strings.Join(names, ", "), r.rewrote, cmp.Or(cfg.count, r.Count, 1))
 	}
 	tw.Flush()
 

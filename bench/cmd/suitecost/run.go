@@ -29,6 +29,9 @@ const libraryModule = "github.com/locksmith-go/locksmith"
 // project is a module at a pinned version.
 type project struct {
 	Name, Module, Version string
+	// Count is how many times a run runs each suite (-test.count): more
+	// than 1 for a suite too short to measure once. 0 means 1.
+	Count int
 	// local, if set, is a directory holding the module, copied instead
 	// of downloading Module@Version.
 	local string
@@ -45,7 +48,7 @@ var known = []project{
 	{Name: "x/sync", Module: "golang.org/x/sync", Version: "v0.25.0"},
 	{Name: "groupcache", Module: "github.com/golang/groupcache", Version: "v0.0.0-20241129210726-2c02b8208cf8"},
 	{Name: "golang-lru", Module: "github.com/hashicorp/golang-lru/v2", Version: "v2.0.7"},
-	{Name: "conc", Module: "github.com/sourcegraph/conc", Version: "v0.3.0"},
+	{Name: "conc", Module: "github.com/sourcegraph/conc", Version: "v0.3.0", Count: 10},
 	{Name: "ttlcache", Module: "github.com/jellydator/ttlcache/v3", Version: "v3.4.1"},
 	{Name: "go-cache", Module: "github.com/patrickmn/go-cache", Version: "v2.1.0+incompatible"},
 }
@@ -108,7 +111,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the work directory")
 	fs.BoolVar(&cfg.race, "race", true, "build the test binaries with -race (needs cgo)")
 	fs.BoolVar(&cfg.short, "short", false, "run the suites with -test.short")
-	fs.IntVar(&cfg.count, "count", 1, "run each suite `N` times per run (-test.count), for suites too short to measure once")
+	fs.IntVar(&cfg.count, "count", 0, "run each suite `N` times per run (-test.count); 0 for each project's own count (10 for conc,\n"+
+		"whose suites take a few tens of milliseconds; 1 for the others)")
 	fs.StringVar(&cfg.runRE, "run", "", "run only the tests matching `regexp` (-test.run)")
 	fs.DurationVar(&cfg.timeout, "timeout", defaultTimeout, "-test.timeout of each run")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "no progress on stderr")
@@ -131,8 +135,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	if fs.NArg() > 0 {
 		return fail(fmt.Errorf("unexpected arguments: %q", fs.Args()))
 	}
-	if cfg.rounds < 1 || cfg.warmup < 0 || cfg.count < 1 {
-		return fail(fmt.Errorf("-rounds and -count must be at least 1, -warmup at least 0"))
+	if cfg.rounds < 1 || cfg.warmup < 0 || cfg.count < 0 {
+		return fail(fmt.Errorf("-rounds must be at least 1, -warmup and -count at least 0"))
 	}
 	if cfg.projects, err = parseProjects(projects); err != nil {
 		return fail(err)

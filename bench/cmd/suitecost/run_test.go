@@ -25,8 +25,8 @@ func TestBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-rounds", "0"}, "-rounds and -count must be at least 1"},
-		{[]string{"-count", "0"}, "-rounds and -count must be at least 1"},
+		{[]string{"-rounds", "0"}, "-rounds must be at least 1, -warmup and -count at least 0"},
+		{[]string{"-count", "-1"}, "-rounds must be at least 1, -warmup and -count at least 0"},
 		{[]string{"-projects", "nosuch"}, `"nosuch": not one of x/sync`},
 		{[]string{"-projects", "example.com/m@"}, "want module@version"},
 		{[]string{"-projects", ","}, "no project"},
@@ -168,7 +168,7 @@ func TestInversion(t *testing.T) { AB(); BA() }
 			{Name: "counter", Module: "example.com/counter", Version: "v0.0.0", local: clean},
 			{Name: "inversion", Module: "example.com/inversion", Version: "v0.0.0", local: inversion},
 		},
-		rounds: 2, locksmith: lib, work: t.TempDir(), count: 1, timeout: defaultTimeout,
+		rounds: 2, locksmith: lib, work: t.TempDir(), timeout: defaultTimeout,
 	}
 	var out, progress bytes.Buffer
 	code, err := measureAll(cfg, &out, &progress)
