@@ -45,7 +45,7 @@ type failure struct {
 	variant, pkg string
 	err          error
 	tests        []string // the tests that reported --- FAIL
-	first        string   // the first panic, fatal error or race report line
+	first        string   // the first panic, fatal error or race report line, else the first failed check
 	log          string   // where the output is kept
 }
 
@@ -197,6 +197,9 @@ func (s *suite) runVariant(cfg config, variant string) (sample, *failure) {
 		if cfg.runRE != "" {
 			args = append(args, "-test.run="+cfg.runRE)
 		}
+		if cfg.skipRE != "" {
+			args = append(args, "-test.skip="+cfg.skipRE)
+		}
 		cmd := exec.Command(bin, args...)
 		// Tests read their testdata relative to the package directory,
 		// where go test runs them.
@@ -218,8 +221,14 @@ func (s *suite) runVariant(cfg config, variant string) (sample, *failure) {
 }
 
 var (
-	failLine  = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
-	firstLine = regexp.MustCompile(`(?m)^(panic: .*|fatal error: .*|WARNING: DATA RACE|.*race detected during execution of test.*|panic: test timed out.*)$`)
+	failLine = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
+	// panicLine is the first line of a panic, a fatal error or a race
+	// report: what stopped the binary or failed a test outside its own
+	// checks.
+	panicLine = regexp.MustCompile(`(?m)^(panic: .*|fatal error: .*|WARNING: DATA RACE|.*race detected during execution of test.*)$`)
+	// errorLine starts a test's own report of a failed check (t.Error,
+	// t.Fatal, testify's assertions): "    file_test.go:123: message".
+	errorLine = regexp.MustCompile(`(?m)^(\s+)\S+\.go:\d+: .*$`)
 )
 
 // failed describes a failed run and keeps its output beside the binaries.
@@ -230,9 +239,7 @@ func (s *suite) failed(variant string, pk pkg, err error, out []byte) *failure {
 			f.tests = append(f.tests, t)
 		}
 	}
-	if m := firstLine.Find(out); m != nil {
-		f.first = strings.TrimSpace(string(m))
-	}
+	f.first = firstReport(out)
 	f.log = filepath.Join(s.dir, fmt.Sprintf("fail-%s-%s.log", variant, filepath.Base(pk.path)))
 	if werr := os.WriteFile(f.log, out, 0o644); werr != nil {
 		f.log = ""
@@ -321,4 +328,29 @@ func measureAll(cfg config, stdout, stderr io.Writer) (int, error) {
 		return exitError, nil
 	}
 	return exitOK, nil
+}
+
+// firstReport returns the first line of the first panic, fatal error or
+// race report in a failed run's output, or else the first failed check a
+// test reported, with the lines indented under it (testify's expected and
+// actual values) joined into one, or "" if there is neither.
+func firstReport(out []byte) string {
+	if m := panicLine.Find(out); m != nil {
+		return strings.TrimSpace(string(m))
+	}
+	loc := errorLine.FindSubmatchIndex(out)
+	if loc == nil {
+		return ""
+	}
+	indent := loc[3] - loc[2]
+	parts := []string{strings.TrimSpace(string(out[loc[0]:loc[1]]))}
+	rest := strings.Split(string(out[loc[1]:]), "\n")
+	for _, line := range rest[1:] {
+		trimmed := strings.TrimLeft(line, " \t")
+		if trimmed == "" || len(line)-len(trimmed) <= indent || len(parts) == 8 {
+			break
+		}
+		parts = append(parts, strings.Join(strings.Fields(trimmed), " "))
+	}
+	return strings.Join(parts, " | ")
 }

@@ -49,8 +49,22 @@ func writeReport(w io.Writer, cfg config, e env, results []*result) {
 	fmt.Fprintf(w, "%s %s/%s, CPU: %s, %d cores, GOMAXPROCS %d; locksmith %s\n",
 		e.goVersion, e.GOOS, e.GOARCH, e.CPU, e.NumCPU, e.GOMAXPROCS, e.library)
 	fmt.Fprintf(w, "%d rounds after %d warm-up; CPU is user+system seconds of the test processes, wall is elapsed seconds,\n"+
-		"both summed over a project's packages; medians over the rounds, ratios the median of the per-round ratios.\n\n",
+		"both summed over a project's packages; medians over the rounds, ratios the median of the per-round ratios.\n",
 		cfg.rounds, cfg.warmup)
+	var flags []string
+	if cfg.short {
+		flags = append(flags, "-test.short")
+	}
+	if cfg.runRE != "" {
+		flags = append(flags, "-test.run="+cfg.runRE)
+	}
+	if cfg.skipRE != "" {
+		flags = append(flags, "-test.skip="+cfg.skipRE)
+	}
+	if len(flags) > 0 {
+		fmt.Fprintf(w, "Only part of the suites: %s.\n", strings.Join(flags, " "))
+	}
+	fmt.Fprintln(w)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "project\tpackages measured\trewritten\t-test.count\t")
@@ -121,7 +135,7 @@ func writeReport(w io.Writer, cfg config, e env, results []*result) {
 			}
 			fmt.Fprintf(w, "\n%s: %s: %s: %v\n", r.project, what, f.pkg, f.err)
 			if len(f.tests) > 0 {
-				fmt.Fprintf(w, "  failing tests: %s\n", strings.Join(f.tests, ", "))
+				fmt.Fprintf(w, "  failing tests: %s\n", failingTests(f.tests))
 			}
 			if f.first != "" {
 				fmt.Fprintf(w, "  first report: %s\n", f.first)
@@ -140,6 +154,32 @@ func writeReport(w io.Writer, cfg config, e env, results []*result) {
 			fmt.Fprintf(w, "\nnot measured (their tests link no locksmith lock after the rewrite): %s\n", strings.Join(skipped, ", "))
 		}
 	}
+}
+
+// failingTests lists the failing top-level tests, each with the number of
+// its failing subtests, if any.
+func failingTests(names []string) string {
+	var tops []string
+	subs := map[string]int{}
+	for _, n := range names {
+		top, _, sub := strings.Cut(n, "/")
+		if !slices.Contains(tops, top) {
+			tops = append(tops, top)
+		}
+		if sub {
+			subs[top]++
+		}
+	}
+	for i, t := range tops {
+		switch n := subs[t]; n {
+		case 0:
+		case 1:
+			tops[i] += " (1 subtest)"
+		default:
+			tops[i] += fmt.Sprintf(" (%d subtests)", n)
+		}
+	}
+	return strings.Join(tops, ", ")
 }
 
 // seconds returns the sorted CPU (or wall) times of ss in seconds.

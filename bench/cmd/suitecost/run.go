@@ -76,6 +76,7 @@ type config struct {
 	short     bool
 	count     int
 	runRE     string
+	skipRE    string
 	timeout   time.Duration
 	quiet     bool
 }
@@ -96,7 +97,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-const shortUsage = "usage: suitecost [-projects list] [-rounds N] [-warmup N] [-locksmith dir] [-work dir] [-keep] [-race=false] [-short] [-count N] [-run regexp] [-timeout d] [-quiet]"
+const shortUsage = "usage: suitecost [-projects list] [-rounds N] [-warmup N] [-locksmith dir] [-work dir] [-keep] [-race=false] [-short] [-count N] [-run regexp] [-skip regexp] [-timeout d] [-quiet]"
 
 func parseArgs(args []string, stderr io.Writer) (config, error) {
 	cfg := config{}
@@ -114,6 +115,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.count, "count", 0, "run each suite `N` times per run (-test.count); 0 for each project's own count (10 for conc,\n"+
 		"whose suites take a few tens of milliseconds; 1 for the others)")
 	fs.StringVar(&cfg.runRE, "run", "", "run only the tests matching `regexp` (-test.run)")
+	fs.StringVar(&cfg.skipRE, "skip", "", "skip the tests matching `regexp` (-test.skip), e.g. one that fails after the rewrite, to measure the rest")
 	fs.DurationVar(&cfg.timeout, "timeout", defaultTimeout, "-test.timeout of each run")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "no progress on stderr")
 	err := fs.Parse(args)

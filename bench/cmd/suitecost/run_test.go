@@ -205,3 +205,47 @@ func TestInversion(t *testing.T) { AB(); BA() }
 	assert.Regexp(t, `example.com/counter@v0.0.0: round 2/2: CPU order [^,]+, cycles [^,]+, off [^,]+, sync `, progress.String())
 	assert.Contains(t, progress.String(), "example.com/inversion@v0.0.0: round 1/2: example.com/inversion failed in order")
 }
+
+// TestMeasureSkip: -skip reaches the test binaries, so a suite whose
+// failing test is skipped is measured, and the report says the suites
+// ran in part.
+func TestMeasureSkip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module with the go command")
+	}
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	lib, err := findLibrary(wd)
+	require.NoError(t, err)
+	inversion := writeModule(t, t.TempDir(), "example.com/inversion", map[string]string{
+		"inversion.go": `package inversion
+
+import "sync"
+
+var a, b sync.Mutex
+
+func AB() { a.Lock(); b.Lock(); b.Unlock(); a.Unlock() }
+
+func BA() { b.Lock(); a.Lock(); a.Unlock(); b.Unlock() }
+`,
+		"inversion_test.go": `package inversion
+
+import "testing"
+
+func TestInversion(t *testing.T) { AB(); BA() }
+
+func TestAB(t *testing.T) { AB(); AB() }
+`,
+	})
+	cfg := config{
+		projects: []project{{Name: "inversion", Module: "example.com/inversion", Version: "v0.0.0", local: inversion}},
+		rounds:   1, locksmith: lib, work: t.TempDir(), timeout: defaultTimeout, skipRE: "^TestInversion$",
+	}
+	var out, progress bytes.Buffer
+	code, err := measureAll(cfg, &out, &progress)
+	require.NoError(t, err, progress.String())
+	assert.Equal(t, exitOK, code, out.String())
+	assert.Contains(t, out.String(), "Only part of the suites: -test.skip=^TestInversion$.\n")
+	assert.Regexp(t, `(?m)^\s*inversion\s+order/cycles\s+\d`, out.String())
+	assert.NotContains(t, out.String(), "FAILED")
+}
