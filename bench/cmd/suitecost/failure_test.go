@@ -35,6 +35,10 @@ func TestFirstReport(t *testing.T) {
 		out:  "--- FAIL: TestB (0.00s)\n    b_test.go:12: got 3, want 4\n    b_test.go:13: second\nFAIL\n",
 		want: "b_test.go:12: got 3, want 4",
 	}, {
+		name: "goleak after the tests passed",
+		out:  "PASS\ngoleak: Errors on successful test run: found unexpected goroutines:\n[Goroutine 49 in state select\n",
+		want: "goleak: Errors on successful test run: found unexpected goroutines:",
+	}, {
 		name: "nothing recognisable",
 		out:  "FAIL\n",
 		want: "",

@@ -67,6 +67,11 @@ func prepare(cfg config, p project, work string, progress func(string, ...any)) 
 	if p.local == "" {
 		progress("%s: downloading", p)
 	}
+	// A work directory given with -work may hold a previous run's copies,
+	// already rewritten.
+	if err := os.RemoveAll(dir); err != nil {
+		return s, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return s, err
 	}
@@ -222,10 +227,10 @@ func (s *suite) runVariant(cfg config, variant string) (sample, *failure) {
 
 var (
 	failLine = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
-	// panicLine is the first line of a panic, a fatal error or a race
-	// report: what stopped the binary or failed a test outside its own
-	// checks.
-	panicLine = regexp.MustCompile(`(?m)^(panic: .*|fatal error: .*|WARNING: DATA RACE|.*race detected during execution of test.*)$`)
+	// panicLine is the first line of a panic, a fatal error, a race
+	// report or goleak's report of goroutines left running: what stopped
+	// the binary or failed it outside the tests' own checks.
+	panicLine = regexp.MustCompile(`(?m)^(panic: .*|fatal error: .*|WARNING: DATA RACE|.*race detected during execution of test.*|goleak: .*)$`)
 	// errorLine starts a test's own report of a failed check (t.Error,
 	// t.Fatal, testify's assertions): "    file_test.go:123: message".
 	errorLine = regexp.MustCompile(`(?m)^(\s+)\S+\.go:\d+: .*$`)

@@ -101,25 +101,28 @@ func writeReport(w io.Writer, cfg config, e env, results []*result) {
 	}
 	tw.Flush()
 
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "project\tratio\tCPU\tIQR\twall\tIQR\t")
-	for _, r := range results {
-		if r.fail != nil || r.err != nil {
-			continue
-		}
-		for i, q := range ratios {
-			name := r.Name
-			if i > 0 {
-				name = ""
+	// The ratios, for the projects measured, if any.
+	if slices.ContainsFunc(results, func(r *result) bool { return r.fail == nil && r.err == nil }) {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "project\tratio\tCPU\tIQR\twall\tIQR\t")
+		for _, r := range results {
+			if r.fail != nil || r.err != nil {
+				continue
 			}
-			c := pairedRatio(r.samples[q[0]], r.samples[q[1]], false)
-			wl := pairedRatio(r.samples[q[0]], r.samples[q[1]], true)
-			fmt.Fprintf(tw, "%s\t%s/%s\t%.2f\t%.2f–%.2f\t%.2f\t%.2f–%.2f\t\n", name, q[0], q[1],
-				quantile(c, 0.5), quantile(c, 0.25), quantile(c, 0.75), quantile(wl, 0.5), quantile(wl, 0.25), quantile(wl, 0.75))
+			for i, q := range ratios {
+				name := r.Name
+				if i > 0 {
+					name = ""
+				}
+				c := pairedRatio(r.samples[q[0]], r.samples[q[1]], false)
+				wl := pairedRatio(r.samples[q[0]], r.samples[q[1]], true)
+				fmt.Fprintf(tw, "%s\t%s/%s\t%.2f\t%.2f–%.2f\t%.2f\t%.2f–%.2f\t\n", name, q[0], q[1],
+					quantile(c, 0.5), quantile(c, 0.25), quantile(c, 0.75), quantile(wl, 0.5), quantile(wl, 0.25), quantile(wl, 0.75))
+			}
 		}
+		tw.Flush()
 	}
-	tw.Flush()
 
 	for _, r := range results {
 		switch {
