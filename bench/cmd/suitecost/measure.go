@@ -202,8 +202,8 @@ func (s *suite) runVariant(cfg config, variant string) (sample, *failure) {
 		if cfg.runRE != "" {
 			args = append(args, "-test.run="+cfg.runRE)
 		}
-		if cfg.skipRE != "" {
-			args = append(args, "-test.skip="+cfg.skipRE)
+		if skip := cmp.Or(cfg.skipRE, s.Skip); skip != "" {
+			args = append(args, "-test.skip="+skip)
 		}
 		cmd := exec.Command(bin, args...)
 		// Tests read their testdata relative to the package directory,

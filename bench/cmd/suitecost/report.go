@@ -58,16 +58,13 @@ func writeReport(w io.Writer, cfg config, e env, results []*result) {
 	if cfg.runRE != "" {
 		flags = append(flags, "-test.run="+cfg.runRE)
 	}
-	if cfg.skipRE != "" {
-		flags = append(flags, "-test.skip="+cfg.skipRE)
-	}
 	if len(flags) > 0 {
 		fmt.Fprintf(w, "Only part of the suites: %s.\n", strings.Join(flags, " "))
 	}
 	fmt.Fprintln(w)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "project\tpackages measured\trewritten\t-test.count\t")
+	fmt.Fprintln(tw, "project\tpackages measured\trewritten\t-test.count\t-test.skip\t")
 	for _, r := range results {
 		var names []string
 		for _, p := range r.pkgs {
@@ -77,7 +74,8 @@ func writeReport(w io.Writer, cfg config, e env, results []*result) {
 			}
 			names = append(names, name)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t\n", r.project, strings.Join(names, ", "), r.rewrote, cmp.Or(cfg.count, r.Count, 1))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t\n", r.project, strings.Join(names, ", "), r.rewrote,
+			cmp.Or(cfg.count, r.Count, 1), cmp.Or(cfg.skipRE, r.Skip, "-"))
 	}
 	tw.Flush()
 

@@ -32,6 +32,9 @@ type project struct {
 	// Count is how many times a run runs each suite (-test.count): more
 	// than 1 for a suite too short to measure once. 0 means 1.
 	Count int
+	// Skip is the tests a run skips (-test.skip): tests that fail now
+	// and then with sync's types too, on a loaded machine.
+	Skip string
 	// local, if set, is a directory holding the module, copied instead
 	// of downloading Module@Version.
 	local string
@@ -45,6 +48,11 @@ func (p project) String() string { return p.Module + "@" + p.Version }
 // groupcache's groups and their singleflight, golang-lru's caches, conc's
 // pools and parallel iterators.
 //
+// golang-lru's TestLRUWithPurge is skipped: it expects its cache's
+// cleanup goroutine, ticking every 1.5 ms, to have removed an entry
+// 150 ms after it expired, which on a loaded machine it sometimes has
+// not, unconverted too (3 runs of 10 on two shared cores).
+//
 // ttlcache and go-cache are not among the default. ttlcache's
 // Test_Cache_Get counts the allocations of one Get on a new cache, and
 // fails in Order mode, where the first acquisitions of a lock allocate
@@ -57,7 +65,7 @@ func (p project) String() string { return p.Module + "@" + p.Version }
 var known = []project{
 	{Name: "x/sync", Module: "golang.org/x/sync", Version: "v0.25.0"},
 	{Name: "groupcache", Module: "github.com/golang/groupcache", Version: "v0.0.0-20241129210726-2c02b8208cf8"},
-	{Name: "golang-lru", Module: "github.com/hashicorp/golang-lru/v2", Version: "v2.0.7"},
+	{Name: "golang-lru", Module: "github.com/hashicorp/golang-lru/v2", Version: "v2.0.7", Skip: "^TestLRUWithPurge$"},
 	{Name: "conc", Module: "github.com/sourcegraph/conc", Version: "v0.3.0", Count: 10},
 	{Name: "ttlcache", Module: "github.com/jellydator/ttlcache/v3", Version: "v3.4.1"},
 	{Name: "go-cache", Module: "github.com/patrickmn/go-cache", Version: "v2.1.0+incompatible"},
@@ -125,7 +133,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.count, "count", 0, "run each suite `N` times per run (-test.count); 0 for each project's own count (10 for conc,\n"+
 		"whose suites take a few tens of milliseconds; 1 for the others)")
 	fs.StringVar(&cfg.runRE, "run", "", "run only the tests matching `regexp` (-test.run)")
-	fs.StringVar(&cfg.skipRE, "skip", "", "skip the tests matching `regexp` (-test.skip), e.g. one that fails after the rewrite, to measure the rest")
+	fs.StringVar(&cfg.skipRE, "skip", "", "skip the tests matching `regexp` (-test.skip), e.g. one that fails after the rewrite, to measure the rest;\n"+
+		"it replaces the projects' own (golang-lru skips ^TestLRUWithPurge$, a test of timings that fails on a loaded machine)")
 	fs.DurationVar(&cfg.timeout, "timeout", defaultTimeout, "-test.timeout of each run")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "no progress on stderr")
 	err := fs.Parse(args)
