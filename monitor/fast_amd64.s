@@ -25,22 +25,27 @@
 // (mutex.Mutex 5.7-5.8 ns, the floor lock 6.2-6.3 ns). A held monitor
 // costs no CompareAndSwap at all.
 //
-// Why the re-entry is the straight line and the first entry the jump: a
-// pair is two calls of a few instructions each, and a taken branch in
-// them costs about what the work does. The first entry's jump is hidden
-// by its locked instruction; Unlock keeps its last release, the first
-// entry's other half, in line (with both halves behind jumps a first
-// entry cost 1.09-1.18x mutex.Mutex's pair while the machine was busy).
-// PCALIGN: the function starts a cache line, and its re-entry path fits
-// in that line (the linker aligns functions to 32 bytes only, so without
-// it where the path falls depends on the code linked before it). In one
-// process on an AMD EPYC, Zen 3, 2 cores (median of the per-round ratios
-// of 40 interleaved rounds, each the best of 3 x 100,000 pairs; three
-// runs), the re-entry pair against the floor lock's pair: re-entry
-// behind a jump, 0.81-0.82x; in line, starting mid-line, 0.74-0.76x; in
-// line and aligned, 0.69x. The first entry against mutex.Mutex's pair:
-// 1.03-1.04x with the re-entry behind the jump, 1.02x with it in line
-// and aligned.
+// Why the first entry is the straight line and the re-entry the jump,
+// starting a 32-byte block of its own: a pair is two calls of a few
+// instructions each, and a taken branch or a path that straddles a
+// fetch block costs about what the work does. PCALIGN $64 starts the
+// function on a cache line (the linker aligns functions to 32 bytes
+// only, so without it where the paths fall depends on the code linked
+// before it); the first entry, from the ID read to its RET, fits in that
+// line's first 50 bytes, and PCALIGN $32 puts the re-entry at the start
+// of the next line instead of across the boundary. Unlock keeps its
+// last release, the first entry's other half, in line too. Measured in
+// alternating processes on an AMD EPYC, Zen 3, 2 cores, Go 1.26.8 (each
+// the median of 21 per-round ratios, 1,000,000 pairs a round: go run
+// ./bench/cmd/lockbench -locks 'floor.GoidLock,mutex.Mutex/detect=cycles,
+// monitor.Monitor/detect=cycles,monitor.Monitor.depth2/detect=cycles'
+// -workload headline -goroutines 1 -rounds 21), first entry against
+// mutex.Mutex's pair and re-entry against the floor lock's pair: the
+// first entry behind the jump and the re-entry in line, 1.12-1.18x and
+// 0.68-0.70x (1.02x in one process of 11, where mutex.Mutex itself ran
+// slow); the first entry in line and the re-entry behind the jump,
+// straddling the line, 1.06-1.10x and 0.75-0.82x; as here, 1.07-1.13x
+// (median 1.09x, 6 processes of 7 at or under 1.10x) and 0.72-0.77x.
 TEXT ·lock(SB),NOSPLIT,$0-8
 	PCALIGN $64
 	MOVQ ·fastWord(SB), BX
@@ -51,18 +56,19 @@ TEXT ·lock(SB),NOSPLIT,$0-8
 	MOVQ m+0(FP), DX
 	MOVQ (Monitor_l+const_stateOff)(DX), AX
 	TESTQ AX, AX
-	JEQ free
+	JNE notfree
+	LOCK
+	CMPXCHGQ CX, (Monitor_l+const_stateOff)(DX)
+	JNE held
+	RET
+	PCALIGN $32
+notfree:
 	ANDQ $~((1<<const_ownerShift)-1), AX
 	CMPQ AX, CX
 	JNE held
 	CMPQ (Monitor_l+const_metaOff)(DX), $0
 	JNE slow // a lock Dump can see: lockGo publishes the hold count
 	INCQ Monitor_reentries(DX)
-	RET
-free:
-	LOCK
-	CMPXCHGQ CX, (Monitor_l+const_stateOff)(DX)
-	JNE held
 	RET
 held:
 	JMP ·lockHeld(SB)
