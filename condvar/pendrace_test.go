@@ -27,35 +27,17 @@ import (
 func TestSynctestCondTimeoutDuringForeignSignal(t *testing.T) {
 	for _, k := range lockKinds() {
 		t.Run(k.name, func(t *testing.T) {
-			// The Cond under test, for the hooks (which a callback of an earlier
-			// test's wait may still call) and the goroutines outside the bubble.
-			var cp atomic.Pointer[condvar.Cond]
-			// Made outside the bubble: both sides may use them.
-			start := make(chan struct{})
-			decided := make(chan struct{})
-			proceed := make(chan struct{})
+			r := newForeignSignalRig(t)
 			fired := make(chan int64, 1)
-			defer condvar.SetPendHook(func(hc *condvar.Cond) {
-				if hc == cp.Load() {
-					close(decided)
-					<-proceed
-				}
-			})()
 			defer condvar.SetExpireHook(func(hc *condvar.Cond) {
-				if hc == cp.Load() {
+				if hc == r.cp.Load() {
 					fired <- gid.Get()
 				}
 			})()
-			signalled := make(chan struct{})
-			go func() { // outside the bubble
-				defer close(signalled)
-				<-start
-				cp.Load().Signal()
-			}()
 			released := make(chan struct{})
 			go func() { // outside the bubble
 				defer close(released)
-				<-decided
+				<-r.decided
 				cb := "goroutine " + strconv.FormatInt(testutil.Await(t, fired, "the timeout's callback"), 10) + " ["
 				testutil.WaitFor(t, "the callback done or blocked", func() bool {
 					for _, s := range strings.Split(testutil.AllStacks(), "\n\n") {
@@ -65,13 +47,13 @@ func TestSynctestCondTimeoutDuringForeignSignal(t *testing.T) {
 					}
 					return true // exited
 				})
-				close(proceed)
+				close(r.proceed)
 			}()
 
 			synctest.Test(t, func(t *testing.T) {
 				l, _ := k.new()
 				c := condvar.New(l)
-				cp.Store(c)
+				r.cp.Store(c)
 				woke := make(chan bool, 1)
 				go func() {
 					l.Lock()
@@ -79,18 +61,18 @@ func TestSynctestCondTimeoutDuringForeignSignal(t *testing.T) {
 					l.Unlock()
 				}()
 				synctest.Wait() // the waiter is durably blocked
-				start <- struct{}{}
-				<-decided // not durable: the clock waits for the signal's decision
+				r.start <- struct{}{}
+				<-r.decided // not durable: the clock waits for the signal's decision
 				select {
 				case <-woke:
 				case <-time.After(2 * time.Hour):
 					t.Error("the waiter, decided by a signal from outside as its timeout fired, was never woken")
-					<-signalled // the wait is recorded as pending
-					c.Signal()  // from the bubble: delivers the pending wakeup
+					<-r.signalled // the wait is recorded as pending
+					c.Signal()    // from the bubble: delivers the pending wakeup
 					<-woke
 				}
 			})
-			testutil.Await(t, signalled, "the signal from outside")
+			testutil.Await(t, r.signalled, "the signal from outside")
 			testutil.Await(t, released, "the helper")
 		})
 	}
@@ -112,45 +94,17 @@ func TestSynctestCondSignalAfterForeignSignalDelivers(t *testing.T) {
 		{"Broadcast", (*condvar.Cond).Broadcast},
 	} {
 		t.Run(op.name, func(t *testing.T) {
-			// The Cond under test, for the hooks (which a callback of an earlier
-			// test's wait may still call) and the goroutines outside the bubble.
-			var cp atomic.Pointer[condvar.Cond]
-			// Made outside the bubble: both sides may use them.
-			start := make(chan struct{})
-			decided := make(chan struct{})
-			proceed := make(chan struct{})
-			second := make(chan int64, 1)
-			defer condvar.SetPendHook(func(hc *condvar.Cond) {
-				if hc == cp.Load() {
-					close(decided)
-					<-proceed
-				}
-			})()
-			signalled := make(chan struct{})
-			go func() { // outside the bubble
-				defer close(signalled)
-				<-start
-				cp.Load().Signal()
-			}()
+			r := newForeignSignalRig(t)
 			released := make(chan struct{})
 			go func() { // outside the bubble
 				defer close(released)
-				g := "goroutine " + strconv.FormatInt(testutil.Await(t, second, "the bubble's signaller"), 10) + " ["
-				testutil.WaitFor(t, "the bubble's signaller waiting for the Cond's mutex", func() bool {
-					for _, s := range strings.Split(testutil.AllStacks(), "\n\n") {
-						if strings.HasPrefix(s, g) {
-							return strings.Contains(s, "[sync.Mutex.Lock")
-						}
-					}
-					return false
-				})
-				close(proceed)
+				r.awaitSecond("the bubble's signaller waiting for the Cond's mutex", "")
 			}()
 
 			synctest.Test(t, func(t *testing.T) {
 				l, _ := lockKinds()[1].new() // a mutex.Mutex
 				c := condvar.New(l)
-				cp.Store(c)
+				r.cp.Store(c)
 				woke := make(chan struct{})
 				go func() {
 					l.Lock()
@@ -159,11 +113,11 @@ func TestSynctestCondSignalAfterForeignSignalDelivers(t *testing.T) {
 					close(woke)
 				}()
 				synctest.Wait() // the waiter is durably blocked
-				start <- struct{}{}
-				<-decided
+				r.start <- struct{}{}
+				<-r.decided
 				done := make(chan struct{})
 				go func() {
-					second <- gid.Get()
+					r.second <- gid.Get()
 					op.f(c)
 					close(done)
 				}()
@@ -171,13 +125,13 @@ func TestSynctestCondSignalAfterForeignSignalDelivers(t *testing.T) {
 				case <-woke:
 				case <-time.After(time.Hour):
 					t.Errorf("the waiter, decided by a signal from outside, was not woken by the %s after it", op.name)
-					<-signalled
+					<-r.signalled
 					c.Signal() // delivers the pending wakeup
 					<-woke
 				}
 				<-done
 			})
-			testutil.Await(t, signalled, "the signal from outside")
+			testutil.Await(t, r.signalled, "the signal from outside")
 			testutil.Await(t, released, "the helper")
 		})
 	}
@@ -191,41 +145,13 @@ func TestSynctestCondSignalAfterForeignSignalDelivers(t *testing.T) {
 // the bubble's clock stands still while it waits: the helper outside the
 // bubble watches for the first waiter, with the liveness deadline.
 func TestSynctestCondWaitAfterForeignSignalDelivers(t *testing.T) {
-	// The Cond under test, for the hooks (which a callback of an earlier
-	// test's wait may still call) and the goroutines outside the bubble.
-	var cp atomic.Pointer[condvar.Cond]
-	// Made outside the bubble: both sides may use them.
-	start := make(chan struct{})
-	decided := make(chan struct{})
-	proceed := make(chan struct{})
-	second := make(chan int64, 1)
+	r := newForeignSignalRig(t)
 	first := make(chan struct{}) // closed by the first waiter once woken
 	failed := make(chan struct{})
-	defer condvar.SetPendHook(func(hc *condvar.Cond) {
-		if hc == cp.Load() {
-			close(decided)
-			<-proceed
-		}
-	})()
-	signalled := make(chan struct{})
-	go func() { // outside the bubble
-		defer close(signalled)
-		<-start
-		cp.Load().Signal()
-	}()
 	released := make(chan struct{})
 	go func() { // outside the bubble
 		defer close(released)
-		g := "goroutine " + strconv.FormatInt(testutil.Await(t, second, "the bubble's second waiter"), 10) + " ["
-		testutil.WaitFor(t, "the second waiter waiting for the Cond's mutex", func() bool {
-			for _, s := range strings.Split(testutil.AllStacks(), "\n\n") {
-				if strings.HasPrefix(s, g) {
-					return strings.Contains(s, "[sync.Mutex.Lock") && strings.Contains(s, "(*Cond).publish(")
-				}
-			}
-			return false
-		})
-		close(proceed)
+		r.awaitSecond("the second waiter waiting for the Cond's mutex", "(*Cond).publish(")
 		timer := time.NewTimer(testutil.Liveness)
 		defer timer.Stop()
 		select {
@@ -238,7 +164,7 @@ func TestSynctestCondWaitAfterForeignSignalDelivers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l, _ := lockKinds()[1].new() // a mutex.Mutex
 		c := condvar.New(l)
-		cp.Store(c)
+		r.cp.Store(c)
 		next := make(chan struct{})
 		go func() {
 			l.Lock()
@@ -247,11 +173,11 @@ func TestSynctestCondWaitAfterForeignSignalDelivers(t *testing.T) {
 			close(first)
 		}()
 		synctest.Wait() // the first waiter is durably blocked
-		start <- struct{}{}
-		<-decided
+		r.start <- struct{}{}
+		<-r.decided
 		go func() {
 			l.Lock()
-			second <- gid.Get()
+			r.second <- gid.Get()
 			c.Wait()
 			l.Unlock()
 			close(next)
@@ -260,7 +186,7 @@ func TestSynctestCondWaitAfterForeignSignalDelivers(t *testing.T) {
 		case <-first:
 		case <-failed:
 			t.Error("the waiter, decided by a signal from outside, was not woken by the Wait after it")
-			<-signalled
+			<-r.signalled
 			c.Signal() // delivers the pending wakeup, and wakes the second waiter
 			<-first
 		}
@@ -269,6 +195,66 @@ func TestSynctestCondWaitAfterForeignSignalDelivers(t *testing.T) {
 		l.Unlock()
 		<-next
 	})
-	testutil.Await(t, signalled, "the signal from outside")
+	testutil.Await(t, r.signalled, "the signal from outside")
 	testutil.Await(t, released, "the helper")
+}
+
+// foreignSignalRig is what the tests of a signal from outside a bubble,
+// held between deciding a durable waiter's wait and recording the wakeup,
+// share. The test stores its Cond in cp and, from the bubble, sends on
+// start once a waiter is durably blocked: the signaller outside the bubble
+// then signals, and the hook holds it after its decision (decided is
+// closed) until proceed is closed. signalled is closed when the outside
+// Signal returns. A test whose second goroutine of the bubble sends its ID
+// on second lets awaitSecond close proceed.
+type foreignSignalRig struct {
+	t         *testing.T
+	cp        atomic.Pointer[condvar.Cond]
+	start     chan struct{}
+	decided   chan struct{}
+	proceed   chan struct{}
+	second    chan int64
+	signalled chan struct{}
+}
+
+// newForeignSignalRig makes the channels (outside the bubble: both sides
+// use them), installs the hook until the test ends and starts the
+// signaller outside the bubble.
+func newForeignSignalRig(t *testing.T) *foreignSignalRig {
+	r := &foreignSignalRig{
+		t:     t,
+		start: make(chan struct{}), decided: make(chan struct{}), proceed: make(chan struct{}),
+		second: make(chan int64, 1), signalled: make(chan struct{}),
+	}
+	// The hook (which a callback of an earlier test's wait may still
+	// call) acts on this test's Cond only.
+	t.Cleanup(condvar.SetPendHook(func(hc *condvar.Cond) {
+		if hc == r.cp.Load() {
+			close(r.decided)
+			<-r.proceed
+		}
+	}))
+	go func() { // outside the bubble
+		defer close(r.signalled)
+		<-r.start
+		r.cp.Load().Signal()
+	}()
+	return r
+}
+
+// awaitSecond, run outside the bubble, waits until the second goroutine
+// waits for the Cond's mutex (behind the outside signaller; in frame too,
+// if not ""), then lets the outside signaller record its wakeup. what
+// names the wait for a failure.
+func (r *foreignSignalRig) awaitSecond(what, frame string) {
+	g := "goroutine " + strconv.FormatInt(testutil.Await(r.t, r.second, "the bubble's second goroutine"), 10) + " ["
+	testutil.WaitFor(r.t, what, func() bool {
+		for _, s := range strings.Split(testutil.AllStacks(), "\n\n") {
+			if strings.HasPrefix(s, g) {
+				return strings.Contains(s, "[sync.Mutex.Lock") && strings.Contains(s, frame)
+			}
+		}
+		return false
+	})
+	close(r.proceed)
 }
