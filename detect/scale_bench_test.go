@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/cputime"
@@ -193,19 +194,34 @@ func BenchmarkOrderTransfers(b *testing.B) {
 // collector's and the cleanups' included), steadier than ns/op on a
 // shared machine. bench/detectcost runs the same nesting against
 // go-deadlock.
+//
+// The weak-pointers-only case takes no lock: it makes a weak pointer to
+// each of the two new locks, as the metadata of every lock that Order
+// mode sees does, and measures what the runtime alone charges for that
+// (the handle, the special record in the lock's span, the sweep that
+// frees both when the lock dies, the marking of the handle at every
+// collection): the floor of a first nesting for any detector that
+// forgets each collected lock.
 func BenchmarkOrderFirstNesting(b *testing.B) {
 	type pair struct{ outer, inner sync.Locker }
+	nest := func(p pair) {
+		p.outer.Lock()
+		p.inner.Lock()
+		p.inner.Unlock()
+		p.outer.Unlock()
+	}
 	cases := []struct {
 		name  string
 		setup func() func()
 		pair  func() pair
+		nest  func(pair) // nest by default
 	}{
 		{"mutex.Mutex/cycles", func() func() {
 			return detect.Configure(detect.WithMode(detect.Cycles), detect.WithWaitTimeout(0))
-		}, func() pair { return pair{new(mutex.Mutex), new(mutex.Mutex)} }},
+		}, func() pair { return pair{new(mutex.Mutex), new(mutex.Mutex)} }, nil},
 		{"mutex.Mutex/order", func() func() {
 			return detect.Configure(detect.WithMode(detect.Order), detect.WithWaitTimeout(0))
-		}, func() pair { return pair{new(mutex.Mutex), new(mutex.Mutex)} }},
+		}, func() pair { return pair{new(mutex.Mutex), new(mutex.Mutex)} }, nil},
 		{"mutex.Mutex/order/locked-before", func() func() {
 			return detect.Configure(detect.WithMode(detect.Order), detect.WithWaitTimeout(0))
 		}, func() pair {
@@ -215,11 +231,21 @@ func BenchmarkOrderFirstNesting(b *testing.B) {
 			p.inner.Lock()
 			p.inner.Unlock()
 			return p
+		}, nil},
+		{"weak-pointers-only", func() func() {
+			return detect.Configure(detect.WithMode(detect.Off), detect.WithWaitTimeout(0))
+		}, func() pair { return pair{new(mutex.Mutex), new(mutex.Mutex)} }, func(p pair) {
+			weakSink[0] = weak.Make(p.outer.(*mutex.Mutex))
+			weakSink[1] = weak.Make(p.inner.(*mutex.Mutex))
 		}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			defer c.setup()()
+			nest := nest
+			if c.nest != nil {
+				nest = c.nest
+			}
 			const batch = 1024
 			pairs := make([]pair, 0, batch)
 			var cpu time.Duration // while the timer runs
@@ -239,16 +265,17 @@ func BenchmarkOrderFirstNesting(b *testing.B) {
 				p := pairs[len(pairs)-1]
 				pairs[len(pairs)-1] = pair{}
 				pairs = pairs[:len(pairs)-1]
-				p.outer.Lock()
-				p.inner.Lock()
-				p.inner.Unlock()
-				p.outer.Unlock()
+				nest(p)
 			}
 			cpu += cputime.Total() - cpu0
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
+
+// weakSink keeps BenchmarkOrderFirstNesting's weak pointers from being
+// optimised away.
+var weakSink [2]weak.Pointer[mutex.Mutex]
 
 // BenchmarkOrderShortLivedGoroutines is the shape of a test suite: each
 // operation starts a goroutine that takes two long-lived locks nested
