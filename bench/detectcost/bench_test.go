@@ -8,6 +8,7 @@ package detectcost_test
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -181,6 +182,13 @@ func benchContended(b *testing.B, goroutines int, c benchCase) {
 // are allocated with the timer stopped, so allocs/op counts the
 // detectors' own allocations. detect's BenchmarkOrderFirstNesting breaks
 // Order mode's cost down further.
+//
+// Both detectors' costs depend on the order in which the locks are used:
+// in-order nests them in the order they were made, as code that makes
+// objects and then uses them does, reverse in the opposite order. Order
+// mode's weak pointers cost more in order (the runtime keeps a span's
+// weak handles in a list sorted by address, and looks for a new handle's
+// place from the lowest address up); go-deadlock costs more in order too.
 func BenchmarkMutexFirstNesting(b *testing.B) {
 	cases := []benchCase{
 		{"mutex.Mutex/cycles", inMode(detect.Cycles, newMutex)},
@@ -188,30 +196,39 @@ func BenchmarkMutexFirstNesting(b *testing.B) {
 		{"go-deadlock", goDeadlockDefault},
 	}
 	for _, c := range cases {
-		b.Run(c.name, func(b *testing.B) {
-			const batch = 512
-			var locks []sync.Locker
-			var teardown func()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if len(locks) == 0 {
-					b.StopTimer()
-					if teardown != nil {
-						teardown()
-					}
-					locks, teardown = c.setup(2 * min(batch, b.N-i))
-					b.StartTimer()
-				}
-				outer, inner := locks[len(locks)-1], locks[len(locks)-2]
-				locks = locks[:len(locks)-2]
-				outer.Lock()
-				inner.Lock()
-				inner.Unlock()
-				outer.Unlock()
+		for _, reverse := range []bool{false, true} {
+			name := c.name + "/in-order"
+			if reverse {
+				name = c.name + "/reverse"
 			}
-			b.StopTimer()
-			teardown()
-		})
+			b.Run(name, func(b *testing.B) {
+				const batch = 512
+				var locks []sync.Locker
+				var teardown func()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if len(locks) == 0 {
+						b.StopTimer()
+						if teardown != nil {
+							teardown()
+						}
+						locks, teardown = c.setup(2 * min(batch, b.N-i))
+						if reverse {
+							slices.Reverse(locks)
+						}
+						b.StartTimer()
+					}
+					outer, inner := locks[0], locks[1]
+					locks = locks[2:]
+					outer.Lock()
+					inner.Lock()
+					inner.Unlock()
+					outer.Unlock()
+				}
+				b.StopTimer()
+				teardown()
+			})
+		}
 	}
 }
