@@ -857,15 +857,26 @@ func (c *Cond) publish(w *waiter) {
 // the lock), the signal is passed to the next waiter, so that it is not
 // lost with this one, unless a Broadcast has run since (as in
 // restoreSignalled). A wait that its own timeout or cancellation, or a
-// Broadcast, already decided passes nothing on: nobody signalled it.
+// Broadcast, already decided passes nothing on: nobody signalled it. A
+// wait that a goroutine of another domain decided, and recorded as
+// pending for its bubble (decidePending), comes off the pending list.
 func (c *Cond) abandon(w *waiter, expect, gen uint64) {
 	if w.stop != nil {
 		w.stop()
 	}
 	w.ctx, w.stop = nil, nil
 	c.mu.Lock()
-	if !c.decide(w, expect, gen, stGone) && w.st.Load()&stMask == stSignal && c.tick.Load()>>1 == w.bseq {
-		c.signalLocked()
+	if !c.decide(w, expect, gen, stGone) {
+		if w.mode.Load()&modeDurable != 0 {
+			// Decided by a goroutine that could not wake it
+			// (decidePending), which recorded it on c.pend under pmu:
+			// the wait ends without that wakeup, and the record, about
+			// to be reused, must not be woken for it later.
+			c.unpend(w)
+		}
+		if w.st.Load()&stMask == stSignal && c.tick.Load()>>1 == w.bseq {
+			c.signalLocked()
+		}
 	}
 	if w.inq {
 		c.unlink(w)
@@ -1063,6 +1074,21 @@ func (c *Cond) notify(w *waiter) {
 	default:
 		w.park.Broadcast()
 	}
+}
+
+// unpend takes w off c.pend, if it is there: a wait abandoned by its own
+// goroutine after a goroutine of another domain decided it (abandon). It
+// is a walk of the pending list, on that rare path only.
+func (c *Cond) unpend(w *waiter) {
+	c.pmu.Lock()
+	for p := &c.pend; *p != nil; p = &(*p).pnext {
+		if *p == w {
+			*p, w.pnext = w.pnext, nil
+			c.npend.Add(-1)
+			break
+		}
+	}
+	c.pmu.Unlock()
 }
 
 // deliver wakes the pending waiters of domain d (the caller's).

@@ -3,12 +3,18 @@
 package condvar_test
 
 import (
+	"context"
+	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/internal/gid"
@@ -257,4 +263,88 @@ func (r *foreignSignalRig) awaitSecond(what, frame string) {
 		return false
 	})
 	close(r.proceed)
+}
+
+// hookedUnlocker is a user's lock (not owner-aware: a Cond calls its
+// Unlock to release it) whose Unlock, once armed, runs hook, unlocks and
+// then panics.
+type hookedUnlocker struct {
+	mu    sync.Mutex
+	armed bool // guarded by mu
+	hook  func()
+}
+
+var errHookedUnlock = errors.New("hookedUnlocker: Unlock")
+
+func (h *hookedUnlocker) Lock() { h.mu.Lock() }
+
+func (h *hookedUnlocker) Unlock() {
+	if !h.armed {
+		h.mu.Unlock()
+		return
+	}
+	h.armed = false
+	h.hook()
+	h.mu.Unlock()
+	panic(errHookedUnlock)
+}
+
+// A wait parked durably in a bubble whose release of the lock panics
+// after a signal from outside has decided it (and recorded it as pending,
+// as it cannot wake it) leaves Wait with the panic: the wakeup is passed
+// on, and nothing of the wait stays behind on the Cond's pending list.
+// Else the record, reused by the next wait (here one outside bubbles,
+// which parks on it), is woken by a goroutine that delivers that stale
+// entry: the outside wait's own publish, so that it returns at once as
+// signalled (WaitContext nil) though nobody signalled it.
+func TestSynctestCondAbandonAfterForeignSignalLeavesNothingPending(t *testing.T) {
+	l := &hookedUnlocker{}
+	var cp atomic.Pointer[condvar.Cond]
+	signal := make(chan struct{}) // outside the bubble: both sides use them
+	signalled := make(chan struct{})
+	go func() { // outside the bubble
+		defer close(signalled)
+		<-signal
+		cp.Load().Signal()
+	}()
+	synctest.Test(t, func(t *testing.T) {
+		c := condvar.New(l) // in the bubble: its waiters park durably
+		cp.Store(c)
+		l.hook = func() { // in the wait's release, once it has queued
+			signal <- struct{}{}
+			<-signalled
+		}
+		done := make(chan any)
+		go func() {
+			l.Lock()
+			l.armed = true
+			done <- testutil.Catch(c.Wait)
+		}()
+		v := <-done
+		err, _ := v.(error)
+		require.ErrorIs(t, err, errHookedUnlock, "Wait's panic")
+	})
+
+	c := cp.Load()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res := make(chan error, 1)
+	p := testutil.Spawn(func() {
+		l.Lock()
+		res <- c.WaitContext(ctx)
+		l.Unlock()
+	})
+	g := p.ID(t)
+	testutil.WaitFor(t, "the wait outside bubbles parked, or returned", func() bool {
+		if len(res) != 0 {
+			return true
+		}
+		state, stack, ok := testutil.GoroutineDump(g)
+		return ok && state != "running" && state != "runnable" && strings.Contains(stack, "sync.runtime_notifyListWait")
+	})
+	cancel()
+	assert.ErrorIs(t, testutil.Await(t, res, "the cancelled wait"), context.Canceled,
+		"WaitContext reported a signal that nobody sent")
+	require.Nil(t, p.Wait(t))
+	assert.Zero(t, c.Waiters())
 }
