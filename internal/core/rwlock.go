@@ -1168,7 +1168,10 @@ func AcquiredRW(l *Lock, k *Class, g int64, try, read bool, mw int32) {
 			engine.ReleasedRW(l, g, true)
 			return
 		}
-		engine.ReleasedRW(l, g, false)
+		// Forwarded after the release, deferred in case the release
+		// panics (see wakeable): the engine asks the lock what g still
+		// holds, and drops g's record only once g is no longer the writer.
+		defer engine.ReleasedRW(l, g, false)
 		RWOf(l, k).Unlock(g)
 	}()
 	report()
