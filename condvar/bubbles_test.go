@@ -3,6 +3,7 @@
 package condvar_test
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -99,55 +100,75 @@ func TestSynctestCondSharedAcrossBubbles(t *testing.T) {
 // escapes, and a goroutine outside the bubble signals it while one of them
 // waits, that goroutine cannot wake it (that would be a fatal error): the
 // signal is recorded for the waiter, and the next Signal, Broadcast or
-// Wait from the waiter's bubble delivers it. The Cond is then shared:
-// later waiters in the bubble park non-durably.
+// wait from the waiter's bubble delivers it, also a wait that returns at
+// once (a WaitTimeout with no time, a WaitContext whose context is done).
+// The Cond is then shared: later waiters in the bubble park non-durably.
 func TestSynctestCondSignalFromOutsideIsDelivered(t *testing.T) {
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	deliverers := []struct {
+		name    string
+		deliver func(c *condvar.Cond)
+	}{
+		{"Signal", func(c *condvar.Cond) { c.Signal() }}, // nobody else waits
+		{"Broadcast", func(c *condvar.Cond) { c.Broadcast() }},
+		{"WaitTimeout(0)", func(c *condvar.Cond) { c.WaitTimeout(0) }},
+		{"WaitContext(done)", func(c *condvar.Cond) { _ = c.WaitContext(done) }},
+	}
 	for _, k := range lockKinds() {
-		t.Run(k.name, func(t *testing.T) {
-			req := make(chan func()) // made outside: both sides may use it
-			served := make(chan struct{})
-			outside := make(chan struct{})
-			go func() {
-				defer close(outside)
-				for f := range req {
-					f()
-					served <- struct{}{}
-				}
-			}()
-			synctest.Test(t, func(t *testing.T) {
-				l, _ := k.new()
-				c := condvar.New(l)
-				ready := false // guarded by l
-				woke := make(chan bool, 1)
+		for _, d := range deliverers {
+			t.Run(k.name+"/"+d.name, func(t *testing.T) {
+				req := make(chan func()) // made outside: both sides may use it
+				served := make(chan struct{})
+				outside := make(chan struct{})
 				go func() {
-					l.Lock()
-					for !ready {
-						c.Wait()
+					defer close(outside)
+					for f := range req {
+						f()
+						served <- struct{}{}
 					}
-					l.Unlock()
-					woke <- true
 				}()
-				synctest.Wait() // returns only if the waiter is durably blocked
-				require.Equal(t, 1, c.Waiters())
+				synctest.Test(t, func(t *testing.T) {
+					l, _ := k.new()
+					c := condvar.New(l)
+					ready := false // guarded by l
+					woke := make(chan bool, 1)
+					go func() {
+						l.Lock()
+						for !ready {
+							c.Wait()
+						}
+						l.Unlock()
+						woke <- true
+					}()
+					synctest.Wait() // returns only if the waiter is durably blocked
+					require.Equal(t, 1, c.Waiters())
 
-				req <- func() { // outside the bubble
+					req <- func() { // outside the bubble
+						l.Lock()
+						ready = true
+						c.Signal()
+						l.Unlock()
+					}
+					<-served
+					synctest.Wait()
+					assert.Empty(t, woke, "woken from outside the bubble")
+					assert.Zero(t, c.Waiters(), "the signal was taken by the waiter")
+
 					l.Lock()
-					ready = true
-					c.Signal()
+					d.deliver(c) // delivers the pending wakeup
 					l.Unlock()
-				}
-				<-served
-				synctest.Wait()
-				assert.Empty(t, woke, "woken from outside the bubble")
-				assert.Zero(t, c.Waiters(), "the signal was taken by the waiter")
-
-				l.Lock()
-				c.Signal() // nobody waits; delivers the pending wakeup
-				l.Unlock()
-				assert.True(t, <-woke)
+					synctest.Wait()
+					if !assert.Len(t, woke, 1, "the pending wakeup delivered") {
+						l.Lock()
+						c.Signal()
+						l.Unlock()
+					}
+					assert.True(t, <-woke)
+				})
+				close(req)
+				<-outside
 			})
-			close(req)
-			<-outside
-		})
+		}
 	}
 }

@@ -69,8 +69,9 @@ var ErrReadLocker = core.ErrReadLocker
 // a way any goroutine may end, which is not durable. A signal from outside
 // the bubble to a waiter that was already durably blocked cannot wake it
 // (Go would kill the program): it is kept for the waiter, which wakes at
-// the next Wait, Signal or Broadcast by a goroutine of its bubble, or when
-// a timeout of a wait of that bubble fires. See docs/synctest.md.
+// the next Wait, WaitTimeout, WaitContext, Signal or Broadcast by a
+// goroutine of its bubble (also a wait that returns at once), or when a
+// timeout of a wait of that bubble fires. See docs/synctest.md.
 //
 // A Wait without a time limit allocates nothing (if it queues, once the
 // Cond has served as many concurrent queued waiters before); WaitTimeout
@@ -503,10 +504,12 @@ func (c *Cond) Wait() {
 // WaitTimeout is Wait with a time limit. It reports whether it was woken by
 // Signal or Broadcast (true) or returned because d elapsed (false). Either
 // way the lock is held again, with its hold count restored, when it returns.
-// A d <= 0 returns false at once without releasing the lock.
+// A d <= 0 returns false at once without releasing the lock (delivering,
+// in a testing/synctest bubble, what a wait does: see Cond).
 func (c *Cond) WaitTimeout(d time.Duration) bool {
 	b := c.checkOwner("wait")
 	if d <= 0 {
+		c.deliverAfter()
 		return false
 	}
 	return c.wait(b, d, nil)
@@ -515,7 +518,8 @@ func (c *Cond) WaitTimeout(d time.Duration) bool {
 // WaitContext is Wait until ctx is done. It returns nil if woken by Signal
 // or Broadcast, or ctx.Err() if ctx was done first; either way the lock is
 // held again, with its hold count restored, when it returns. If ctx is
-// already done, it returns ctx.Err() at once without releasing the lock.
+// already done, it returns ctx.Err() at once without releasing the lock
+// (delivering, in a testing/synctest bubble, what a wait does: see Cond).
 // A nil ctx panics with an error matching ErrNilContext.
 func (c *Cond) WaitContext(ctx context.Context) error {
 	b := c.checkOwner("wait")
@@ -523,6 +527,7 @@ func (c *Cond) WaitContext(ctx context.Context) error {
 		panic(core.Misuse("condvar: WaitContext with a nil context", ErrNilContext))
 	}
 	if err := ctx.Err(); err != nil {
+		c.deliverAfter()
 		return err
 	}
 	if c.wait(b, 0, ctx) {
