@@ -24,6 +24,14 @@ var ErrNotOwner = core.ErrNotOwner
 // value as mutex.ErrNilContext and condvar.ErrNilContext.
 var ErrNilContext = core.ErrNilContext
 
+// ErrStranded is matched (with errors.Is) by the panic value of an Unlock
+// that could not wake a waiter left blocked in a testing/synctest bubble
+// that has ended: the lock was held, while synctest.Test ran, by the
+// goroutine that called Test, and the bubble deadlocked on it. The lock
+// is released all the same and stays usable; the waiter stays blocked
+// (docs/synctest.md). It is the same value as mutex.ErrStranded.
+var ErrStranded = core.ErrStranded
+
 // A Monitor is a reentrant mutual exclusion lock with a hold count.
 // The zero value for a Monitor is an unlocked monitor.
 //

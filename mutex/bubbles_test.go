@@ -21,6 +21,7 @@ import (
 	"github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
+	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
@@ -291,8 +292,10 @@ func holderOutsideChild(t *testing.T, kind, mode string) {
 		m.Unlock()
 		return nil
 	}()
-	msg, _ := stranded.(string)
-	assert.Contains(t, msg, "the lock goes on without it", "Unlock's panic")
+	err, _ := stranded.(error)
+	require.ErrorIs(t, err, mutex.ErrStranded, "Unlock's panic")
+	assert.ErrorIs(t, err, monitor.ErrStranded)
+	assert.Contains(t, err.Error(), "the lock goes on without it", "Unlock's panic")
 	if rw != nil {
 		rw.RLock() // readers come in past the reader left queued
 		rw.RUnlock()

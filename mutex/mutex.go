@@ -30,6 +30,14 @@ var ErrNotOwner = core.ErrNotOwner
 // monitor.ErrNilContext and condvar.ErrNilContext.
 var ErrNilContext = core.ErrNilContext
 
+// ErrStranded is matched (with errors.Is) by the panic value of an Unlock
+// that could not wake a waiter left blocked in a testing/synctest bubble
+// that has ended: the lock was held, while synctest.Test ran, by the
+// goroutine that called Test, and the bubble deadlocked on it. The lock
+// is released all the same and stays usable; the waiter stays blocked
+// (docs/synctest.md). It is the same value as monitor.ErrStranded.
+var ErrStranded = core.ErrStranded
+
 // A Mutex is a mutual exclusion lock that records its owner.
 // The zero value for a Mutex is an unlocked mutex.
 //

@@ -14,6 +14,12 @@ var ErrNotOwner = errors.New("lock not held by the calling goroutine")
 // WaitContext called with a nil context.Context.
 var ErrNilContext = errors.New("nil context")
 
+// ErrStranded is the one sentinel behind mutex.ErrStranded and
+// monitor.ErrStranded: a release that could not wake a waiter left
+// durably blocked in a testing/synctest bubble that has ended (see
+// wakeable).
+var ErrStranded = errors.New("waiter stranded in an ended synctest bubble")
+
 // ErrReadLocker is the one sentinel behind condvar.ErrReadLocker: a
 // condition bound to the read side of a read-write lock.
 var ErrReadLocker = errors.New("condition on a read lock")

@@ -888,12 +888,12 @@ func (l *Lock) wakeable() (w *waiter, stranded string) {
 }
 
 // strand panics with the message of a waiter that wakeable left parked,
-// if any. Callers call it last, once the lock has been released or passed
-// on and every other wakeup made, so that the lock stays usable by
-// everyone else.
+// if any, in an error matching ErrStranded. Callers call it last, once the
+// lock has been released or passed on and every other wakeup made, so
+// that the lock stays usable by everyone else.
 func strand(msg string) {
 	if msg != "" {
-		panic(msg)
+		panic(&Error{Msg: msg, Sentinels: []error{ErrStranded}})
 	}
 }
 
