@@ -25,11 +25,13 @@ var ErrNotOwner = core.ErrNotOwner
 var ErrNilContext = core.ErrNilContext
 
 // ErrStranded is matched (with errors.Is) by the panic value of an Unlock
-// that could not wake a waiter left blocked in a testing/synctest bubble
-// that has ended: the lock was held, while synctest.Test ran, by the
-// goroutine that called Test, and the bubble deadlocked on it. The lock
-// is released all the same and stays usable; the waiter stays blocked
-// (docs/synctest.md). It is the same value as mutex.ErrStranded.
+// or RUnlock that could not wake a waiter left blocked in a
+// testing/synctest bubble that has ended: the lock was held, while
+// synctest.Test ran, by the goroutine that called Test, and the bubble
+// deadlocked on it. The waiter stays blocked. An Unlock releases the lock
+// all the same, and it stays usable; after an RUnlock the stranded waiter
+// is a writer that holds the write lock, for good (docs/synctest.md). It
+// is the same value as mutex.ErrStranded.
 var ErrStranded = core.ErrStranded
 
 // A Monitor is a reentrant mutual exclusion lock with a hold count.

@@ -224,14 +224,17 @@ func TestSynctestMutexNonDurableWaitCancelled(t *testing.T) {
 // would be the runtime's fatal error): it leaves that waiter blocked, says
 // so in a panic, and the mutex goes on, releasing and waking as before,
 // in every detection mode; an RWMutex's writer lock likewise, with a
-// reader waiting behind the next writer woken too. Run in a child process:
+// reader waiting behind the next writer woken too. A read lock held so
+// (rwmutex-read) strands a writer of the bubble that waits for it to
+// leave, and that writer holds the write lock: the reader's RUnlock
+// cannot help it, and says so in a panic. Run in a child process:
 // synctest.Test panics, and the bubble's goroutine stays blocked for good.
 func TestSynctestHolderOutsideBubbleAfterDeadlock(t *testing.T) {
 	if kind, mode, ok := strings.Cut(os.Getenv("LOCKSMITH_HOLDER_OUTSIDE_CHILD"), "/"); ok {
 		holderOutsideChild(t, kind, mode)
 		return
 	}
-	for _, kind := range []string{"mutex", "rwmutex"} {
+	for _, kind := range []string{"mutex", "rwmutex", "rwmutex-read"} {
 		for _, mode := range []string{"off", "cycles", "order"} {
 			t.Run(kind+"/"+mode, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), testutil.Liveness)
@@ -241,7 +244,7 @@ func TestSynctestHolderOutsideBubbleAfterDeadlock(t *testing.T) {
 				out, _ := cmd.CombinedOutput() // the child fails: its bubble deadlocked, and a goroutine is left
 				require.NoError(t, ctx.Err(), "the child hung:\n%s", out)
 				assert.NotContains(t, string(out), "fatal error")
-				assert.Contains(t, string(out), "holder-outside: usable after the deadlocked bubble", "child output:\n%s", out)
+				assert.Contains(t, string(out), "holder-outside: done", "child output:\n%s", out)
 			})
 		}
 	}
@@ -250,6 +253,10 @@ func TestSynctestHolderOutsideBubbleAfterDeadlock(t *testing.T) {
 func holderOutsideChild(t *testing.T, kind, mode string) {
 	modes := map[string]detect.Mode{"off": detect.Off, "cycles": detect.Cycles, "order": detect.Order}
 	defer detect.Configure(detect.WithMode(modes[mode]), detect.WithWaitTimeout(0))()
+	if kind == "rwmutex-read" {
+		readerOutsideChild(t)
+		return
+	}
 	var (
 		m  sync.Locker
 		rw *mutex.RWMutex
@@ -323,5 +330,35 @@ func holderOutsideChild(t *testing.T, kind, mode string) {
 	if r != nil {
 		require.Nil(t, r.Wait(t))
 	}
-	fmt.Println("holder-outside: usable after the deadlocked bubble")
+	fmt.Println("holder-outside: done (usable after the deadlocked bubble)")
+}
+
+// readerOutsideChild is the child of TestSynctestHolderOutsideBubbleAfterDeadlock
+// for a read lock held while synctest.Test runs.
+func readerOutsideChild(t *testing.T) {
+	rw := new(mutex.RWMutex)
+	rw.RLock()
+	deadlock := func() (r any) {
+		defer func() { r = recover() }()
+		synctest.Test(t, func(t *testing.T) {
+			go func() {
+				rw.Lock() // waits for the reader running Test: a durable wait, and a deadlock
+				rw.Unlock()
+			}()
+			synctest.Wait()
+		})
+		return nil
+	}()
+	require.NotNil(t, deadlock, "synctest.Test did not report the deadlock")
+	stranded := func() (r any) {
+		defer func() { r = recover() }()
+		rw.RUnlock()
+		return nil
+	}()
+	err, _ := stranded.(error)
+	require.ErrorIs(t, err, mutex.ErrStranded, "RUnlock's panic")
+	assert.Contains(t, err.Error(), "holding the write lock", "RUnlock's panic")
+	assert.False(t, rw.TryRLock(), "the stranded writer holds the lock")
+	assert.False(t, rw.TryLock(), "the stranded writer holds the lock")
+	fmt.Println("holder-outside: done (the reader's RUnlock said the writer is stranded)")
 }

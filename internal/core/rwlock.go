@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/locksmith-go/locksmith/internal/fpstack"
+	"github.com/locksmith-go/locksmith/internal/gid"
 )
 
 // RWLock is the core of mutex.RWMutex and monitor.RWMonitor: a writer
@@ -244,8 +246,9 @@ const (
 	RUnlockedWake
 )
 
-// WakeDrainer wakes the writer waiting for readers to leave, if any.
-func (l *RWLock) WakeDrainer() { l.wakeDrainer() }
+// WakeDrainer wakes the writer waiting for readers to leave, if any, after
+// the caller released its read hold (see wakeDrainer for when it panics).
+func (l *RWLock) WakeDrainer() { strand(l.wakeDrainer(true)) }
 
 // HoldsRead returns the number of read holds g has (0 if none). Only g
 // may call it: the counts are g's.
@@ -306,7 +309,7 @@ func (l *RWLock) RUnlock(g int64, all bool) bool {
 		}
 		l.slots[h].Store(0)
 		if l.rs.Load()&rsDraining != 0 {
-			l.wakeDrainer()
+			strand(l.wakeDrainer(true)) // last: see wakeDrainer
 		}
 		return true
 	}
@@ -322,7 +325,7 @@ func (l *RWLock) runlockSlow(g int64, all bool) bool {
 		}
 		l.slots[j].Store(0)
 		l.rs.Add(-rsDispOne)
-		l.readerLeft()
+		l.readerReleased()
 		return true
 	}
 	return l.runlockOverflow(g, all)
@@ -349,14 +352,22 @@ func (l *RWLock) runlockOverflow(g int64, all bool) bool {
 	}
 	l.ovmu.Unlock()
 	l.rs.Add(-rsOvOne)
-	l.readerLeft()
+	l.readerReleased()
 	return true
 }
 
-// readerLeft wakes a draining writer after a reader left (or backed out).
+// readerLeft wakes a draining writer after a reader backed out.
 func (l *RWLock) readerLeft() {
 	if l.rs.Load()&rsDraining != 0 {
-		l.wakeDrainer()
+		l.wakeDrainer(false)
+	}
+}
+
+// readerReleased wakes a draining writer after a reader released its
+// hold, and panics last if it cannot (see wakeDrainer).
+func (l *RWLock) readerReleased() {
+	if l.rs.Load()&rsDraining != 0 {
+		strand(l.wakeDrainer(true))
 	}
 }
 
@@ -366,10 +377,25 @@ func (l *RWLock) readerLeft() {
 // ordered) sees the slots empty and does. A writer parked durably in a
 // bubble is woken only by goroutines of its bubble; see drainMode for why one
 // of them always does.
-func (l *RWLock) wakeDrainer() {
+//
+// But for one case, as for a Mutex (see wakeable): a goroutine outside any
+// bubble that holds a read lock while it runs synctest.Test counts, for
+// the runtime, as a goroutine of the bubble until Test returns, so a
+// writer of the bubble that waits for it to leave parks durably, and Test
+// reports the deadlock. When that reader then releases its hold (released),
+// the bubble is over: the writer, which holds the write lock, stays blocked
+// for good, and so does the lock. The reader's release returns the
+// message that says so, for strand. It cannot be another case: a reader
+// that holds the lock while a writer drains took it before the writer
+// decided, as a goroutine of the writer's bubble, and only the caller of
+// synctest.Test passes for one and then leaves it. A reader that backs out
+// on seeing the writer (not released) has held nothing the writer waited
+// for; if it finds no reader left, the last reader of the bubble woke the
+// writer.
+func (l *RWLock) wakeDrainer(released bool) (stranded string) {
 	d := l.drainer.Load()
 	if d == nil {
-		return
+		return ""
 	}
 	switch d.pmode.Load() {
 	case parkChan:
@@ -381,13 +407,22 @@ func (l *RWLock) wakeDrainer() {
 			d.post(true)
 		}
 	case parkDurable:
-		if CurDomain() != d.dom {
-			return // the runtime would kill the program
+		if cd := CurDomain(); cd != d.dom {
+			// The runtime would kill the program.
+			if released && l.noReaders() {
+				return fmt.Sprintf("locksmith: wakeup of goroutine %d, a writer durably blocked in synctest %s "+
+					"until the readers leave, by goroutine %d in %s, the last reader, which the Go runtime does not allow: "+
+					"the writer stays blocked for good, holding the write lock, and the read-write lock cannot be taken again "+
+					"(goroutine %d held its read lock while it ran synctest.Test, and the bubble deadlocked on it)",
+					d.g, d.dom, gid.Get(), cd, gid.Get())
+			}
+			return ""
 		}
 		if l.noReaders() || !l.knownReaderIn(d.dom) {
 			d.post(false)
 		}
 	}
+	return ""
 }
 
 // readersIn reports whether some goroutine holds l for reading and every
