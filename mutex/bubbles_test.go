@@ -225,7 +225,7 @@ func TestSynctestMutexNonDurableWaitCancelled(t *testing.T) {
 // so in a panic, and the mutex goes on, releasing and waking as before,
 // in every detection mode; an RWMutex's writer lock likewise, with a
 // reader waiting behind the next writer woken too. A read lock held so
-// (rwmutex-read) strands a writer of the bubble that waits for it to
+// (rwmutex-read, rwmonitor-read) strands a writer of the bubble that waits for it to
 // leave, and that writer holds the write lock: the reader's RUnlock
 // cannot help it, and says so in a panic. Run in a child process:
 // synctest.Test panics, and the bubble's goroutine stays blocked for good.
@@ -234,7 +234,7 @@ func TestSynctestHolderOutsideBubbleAfterDeadlock(t *testing.T) {
 		holderOutsideChild(t, kind, mode)
 		return
 	}
-	for _, kind := range []string{"mutex", "rwmutex", "rwmutex-read"} {
+	for _, kind := range []string{"mutex", "rwmutex", "rwmutex-read", "rwmonitor-read"} {
 		for _, mode := range []string{"off", "cycles", "order"} {
 			t.Run(kind+"/"+mode, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), testutil.Liveness)
@@ -253,8 +253,12 @@ func TestSynctestHolderOutsideBubbleAfterDeadlock(t *testing.T) {
 func holderOutsideChild(t *testing.T, kind, mode string) {
 	modes := map[string]detect.Mode{"off": detect.Off, "cycles": detect.Cycles, "order": detect.Order}
 	defer detect.Configure(detect.WithMode(modes[mode]), detect.WithWaitTimeout(0))()
-	if kind == "rwmutex-read" {
-		readerOutsideChild(t)
+	switch kind {
+	case "rwmutex-read":
+		readerOutsideChild(t, new(mutex.RWMutex))
+		return
+	case "rwmonitor-read":
+		readerOutsideChild(t, new(monitor.RWMonitor))
 		return
 	}
 	var (
@@ -335,8 +339,13 @@ func holderOutsideChild(t *testing.T, kind, mode string) {
 
 // readerOutsideChild is the child of TestSynctestHolderOutsideBubbleAfterDeadlock
 // for a read lock held while synctest.Test runs.
-func readerOutsideChild(t *testing.T) {
-	rw := new(mutex.RWMutex)
+func readerOutsideChild(t *testing.T, rw interface {
+	sync.Locker
+	RLock()
+	RUnlock()
+	TryLock() bool
+	TryRLock() bool
+}) {
 	rw.RLock()
 	deadlock := func() (r any) {
 		defer func() { r = recover() }()
