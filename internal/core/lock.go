@@ -697,6 +697,10 @@ func (l *Lock) mayTake(d *Domain) bool {
 // CompareAndSwap that sets woken and wakeOne.
 var testHookWake func(*Lock)
 
+// testHookCancelled, if set (by tests), runs in cancelQueued once the
+// waiter is dequeued, before its semaphore wakes it.
+var testHookCancelled func(*waiter)
+
 // testHookAbandon, if set (by tests), runs in abandon before it takes mu.
 var testHookAbandon func(*Lock)
 
@@ -746,15 +750,25 @@ func (l *Lock) cancel(w *waiter, err error) { w.cancelQueued(&l.mu, l.remove, er
 
 // cancelQueued is cancel for a waiter queued under mu (a Lock's or an
 // RWLock's reader queue); remove unlinks it, under mu.
+//
+// The waiter is unregistered here, before it is dequeued, as a waiter that
+// gives up by itself unregisters before it abandons (see acquireDeadline):
+// once dequeued it has given up, but it runs again only later, and until
+// its own unregister a goroutine parking on a lock it holds would find a
+// cycle through it that is no longer real.
 func (w *waiter) cancelQueued(mu *sync.Mutex, remove func(*waiter), err error) {
 	mu.Lock()
 	if !w.inq || !w.sema {
 		mu.Unlock()
 		return
 	}
+	unregister(w)
 	remove(w)
 	w.cancelled = err
 	mu.Unlock()
+	if testHookCancelled != nil {
+		testHookCancelled(w)
+	}
 	w.sem.Unlock()
 }
 
