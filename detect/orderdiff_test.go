@@ -2,6 +2,7 @@ package detect_test
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -342,111 +343,194 @@ func runOrderDiff(t *testing.T, seed uint64, phases, steps int) (failure string)
 	}
 	var reports []*detect.Report
 	record := func(r *detect.Report) { reports = append(reports, r) }
-	for phase := range phases {
-		for range steps {
-			var held []diffHeld
-			for range 2 + rng.IntN(5) {
-				if len(held) > 0 && (rng.IntN(4) == 0 || len(held) == nLocks) {
-					k := rng.IntN(len(held))
-					h := held[k]
-					held = slices.Delete(held, k, k+1)
-					log = append(log, fmt.Sprintf("-%s", m.name[h.id]))
-					if isRead(h.op) {
-						locks[h.slot].(rwLock).RUnlock()
-					} else {
-						locks[h.slot].Unlock()
+	// step takes and releases locks at random, switching to Cycles mode
+	// and back at times while it holds some, and checks each acquisition
+	// in Order mode against the model. recs is the model of the
+	// goroutine's records of held locks: those taken in Order mode. In
+	// Cycles mode only locks taken in Cycles mode, which have no record,
+	// are released: a release the detector does not see leaves a stale
+	// record, which the sweeper drops at a garbage collection, at a time
+	// the model cannot know.
+	step := func() string {
+		var held, recs []diffHeld
+		orderOn := true
+		var restoreCycles func()
+		toggle := func() {
+			if orderOn {
+				restoreCycles = detect.Configure(detect.WithMode(detect.Cycles))
+				log = append(log, "cycles")
+			} else {
+				restoreCycles()
+				log = append(log, "order")
+			}
+			orderOn = !orderOn
+		}
+		recorded := func(h diffHeld) bool {
+			return slices.ContainsFunc(recs, func(x diffHeld) bool { return x.id == h.id })
+		}
+		passThrough := func(h diffHeld) bool { return isTry(h.op) || isRead(h.op) && !m.written[h.id] }
+		release := func(k int) {
+			h := held[k]
+			held = slices.Delete(held, k, k+1)
+			log = append(log, fmt.Sprintf("-%s", m.name[h.id]))
+			if isRead(h.op) {
+				locks[h.slot].(rwLock).RUnlock()
+			} else {
+				locks[h.slot].Unlock()
+			}
+			if orderOn {
+				for j := len(recs) - 1; j >= 0; j-- {
+					if recs[j].id == h.id {
+						recs = slices.Delete(recs, j, j+1)
+						break
 					}
+				}
+			}
+		}
+		for range 2 + rng.IntN(6) {
+			if rng.IntN(8) == 0 {
+				toggle()
+			}
+			if rng.IntN(8) == 0 {
+				detect.Dump(io.Discard)
+			}
+			if len(held) > 0 && (rng.IntN(4) == 0 || len(held) == nLocks) {
+				k := rng.IntN(len(held))
+				if !orderOn && recorded(held[k]) {
 					continue
 				}
-				i := rng.IntN(nLocks)
-				for slices.ContainsFunc(held, func(h diffHeld) bool { return h.slot == i }) {
-					i = (i + 1) % nLocks
-				}
-				op := "WwRr"[rng.IntN(4)]
-				if !rw[i] {
-					op = "WWww"[rng.IntN(4)]
-				}
-				id := ids[i]
-				log = append(log, fmt.Sprintf("%c%s", op, m.name[id]))
-				firstWrite := !isRead(op) && !m.written[id]
-				late := firstWrite && m.pendingCount() > 0
-				m.written[id] = m.written[id] || !isRead(op)
-
-				// A problem table of its own for each acquisition, so that
-				// no report of it is taken for an earlier one.
-				reports = reports[:0]
-				restore := detect.Configure(detect.WithReporter(record))
+				release(k)
+				continue
+			}
+			i := rng.IntN(nLocks)
+			for slices.ContainsFunc(held, func(h diffHeld) bool { return h.slot == i }) {
+				i = (i + 1) % nLocks
+			}
+			op := "WwRr"[rng.IntN(4)]
+			if !rw[i] {
+				op = "WWww"[rng.IntN(4)]
+			}
+			id := ids[i]
+			log = append(log, fmt.Sprintf("%c%s", op, m.name[id]))
+			if !orderOn {
 				grabs[i](locks[i], op)
-				restore()
-				got := slices.Clone(reports)
+				held = append(held, diffHeld{slot: i, id: id, op: op})
+				continue
+			}
+			firstWrite := !isRead(op) && !m.written[id]
+			late := firstWrite && m.pendingCount() > 0
+			m.written[id] = m.written[id] || !isRead(op)
 
-				next := func() *detect.Report {
-					if len(got) == 0 {
-						return nil
-					}
-					r := got[0]
-					got = got[1:]
-					return r
+			// A problem table of its own for each acquisition, so that
+			// no report of it is taken for an earlier one.
+			reports = reports[:0]
+			restore := detect.Configure(detect.WithReporter(record))
+			grabs[i](locks[i], op)
+			restore()
+			got := slices.Clone(reports)
+
+			next := func() *detect.Report {
+				if len(got) == 0 {
+					return nil
 				}
-				if !isTry(op) {
-					for k := len(held) - 1; k >= 0; k-- {
-						h := held[k]
-						e := [2]uint64{h.id, id}
-						if _, ok := m.edges[e]; !ok {
-							f, to := h.id, id
-							against := m.path(to, f, ordered, anyLockOK)
-							reportable := m.written[f] && m.written[to] && m.writtenPath(to, f)
-							if !against && m.pendingCount() == 0 {
-								reportable = false
-							}
-							if reportable {
-								r := next()
-								if r == nil {
-									return fail("%s->%s closes a cycle of write-locked locks: no report\nmodel %v", m.name[f], m.name[to], m)
-								}
-								if msg := m.takeReport(r, f, to, false, 0); msg != "" {
-									return fail("%s->%s: %s\n%v\nmodel %v", m.name[f], m.name[to], msg, r, m)
-								}
-							}
-							switch {
-							case !against:
-								m.edges[e] = stOrdered
-							case reportable:
-								m.edges[e] = stOut
-							default:
-								m.edges[e] = stPending
-							}
-						}
-						if !(isTry(h.op) || isRead(h.op) && !m.written[h.id]) {
-							break
-						}
+				r := got[0]
+				got = got[1:]
+				return r
+			}
+			miss := false
+			if !isTry(op) {
+				for k := len(recs) - 1; k >= 0; k-- {
+					h := recs[k]
+					if h.id == id {
+						continue
+					}
+					if _, ok := m.edges[[2]uint64{h.id, id}]; !ok {
+						miss = true
+						break
+					}
+					if !passThrough(h) {
+						break
 					}
 				}
-				if late {
-					for m.writtenPath(id, id) {
+			}
+			for k := len(recs) - 1; miss && k >= 0; k-- {
+				h := recs[k]
+				if h.id == id {
+					continue
+				}
+				e := [2]uint64{h.id, id}
+				if _, ok := m.edges[e]; !ok {
+					f, to := h.id, id
+					against := m.path(to, f, ordered, anyLockOK)
+					reportable := m.written[f] && m.written[to] && m.writtenPath(to, f)
+					if !against && m.pendingCount() == 0 {
+						reportable = false
+					}
+					if reportable {
 						r := next()
 						if r == nil {
-							return fail("first write-lock of %s: a cycle through it, no report\nmodel %v", m.name[id], m)
+							return fail("%s->%s closes a cycle of write-locked locks: no report\nmodel %v", m.name[f], m.name[to], m)
 						}
-						if msg := m.takeReport(r, 0, 0, true, id); msg != "" {
-							return fail("first write-lock of %s: %s\n%v\nmodel %v", m.name[id], msg, r, m)
+						if msg := m.takeReport(r, f, to, false, 0); msg != "" {
+							return fail("%s->%s: %s\n%v\nmodel %v", m.name[f], m.name[to], msg, r, m)
 						}
 					}
+					switch {
+					case !against:
+						m.edges[e] = stOrdered
+					case reportable:
+						m.edges[e] = stOut
+					default:
+						m.edges[e] = stPending
+					}
 				}
-				if r := next(); r != nil {
-					return fail("unexpected report:\n%v\nmodel %v", r, m)
+				if !passThrough(h) {
+					break
 				}
-				if d := m.compare(); d != "" {
-					return fail("graph differs: %s\nmodel %v", d, m)
-				}
-				held = append(held, diffHeld{slot: i, id: id, op: op})
 			}
-			for k := len(held) - 1; k >= 0; k-- {
-				if isRead(held[k].op) {
-					locks[held[k].slot].(rwLock).RUnlock()
-				} else {
-					locks[held[k].slot].Unlock()
+			if late {
+				for m.writtenPath(id, id) {
+					r := next()
+					if r == nil {
+						return fail("first write-lock of %s: a cycle through it, no report\nmodel %v", m.name[id], m)
+					}
+					if msg := m.takeReport(r, 0, 0, true, id); msg != "" {
+						return fail("first write-lock of %s: %s\n%v\nmodel %v", m.name[id], msg, r, m)
+					}
 				}
+			}
+			if r := next(); r != nil {
+				return fail("unexpected report:\n%v\nmodel %v", r, m)
+			}
+			if d := m.compare(); d != "" {
+				return fail("graph differs: %s\nmodel %v", d, m)
+			}
+			if d := detect.OrderConsistent(); d != "" {
+				return fail("graph inconsistent: %s", d)
+			}
+			h := diffHeld{slot: i, id: id, op: op}
+			held = append(held, h)
+			recs = append(recs, h)
+		}
+		if !orderOn {
+			toggle()
+		}
+		for len(held) > 0 {
+			release(len(held) - 1)
+		}
+		if len(recs) != 0 {
+			return fail("records left after every release: %v", recs)
+		}
+		return ""
+	}
+	for phase := range phases {
+		for range steps {
+			// Each step on a goroutine of its own, which starts with no
+			// records of held locks.
+			res := make(chan string, 1)
+			go func() { res <- step() }()
+			if msg := <-res; msg != "" {
+				return msg
 			}
 			log = append(log, "|")
 		}
