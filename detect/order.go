@@ -1187,6 +1187,12 @@ func forgetOrder(ms []*core.Meta) {
 // around it. At most maxBypass bypass edges per lock of the region are
 // added.
 //
+// A path through a read-write lock never write-locked is not kept: it is
+// no dependency (a reader waits only for a writer; see passThrough), and
+// the lock, collected, never will be write-locked. Its bypass would hide
+// the lock that made the path harmless, and a cycle closed through it
+// would be reported as one of write-locked locks.
+//
 // Rejected alternative: bypassing each lock on its own, as it is
 // forgotten, from every predecessor to every successor. A whole structure of
 // locks collected at once then grows its transitive closure while it is
@@ -1217,6 +1223,9 @@ func forgetRegion(n *node) {
 	}
 	budget := maxBypass * len(region)
 	for _, x := range region {
+		if !written(x.meta()) {
+			continue // no path through it is kept (see above)
+		}
 		for _, in := range x.in {
 			if p := in.from; in.ordered && p.gone != gone {
 				budget = bypass(p, x, in.fromAt, in.mode&readFrom, gone, budget)
@@ -1237,7 +1246,8 @@ func forgetRegion(n *node) {
 
 // bypass adds p -> s for every live s that the region (locks marked gone)
 // leads to from x, which p has an ordered edge into (p acquired at
-// fromAt, in fromMode), and returns the budget left.
+// fromAt, in fromMode), through write-locked locks, and returns the budget
+// left.
 func bypass(p, x *node, fromAt *stackRec, fromMode edgeMode, gone uint64, budget int) int {
 	searchMark += 2
 	seen := searchMark
@@ -1251,7 +1261,9 @@ func bypass(p, x *node, fromAt *stackRec, fromMode edgeMode, gone uint64, budget
 			}
 			s.mark = seen
 			if s.gone == gone {
-				fwdNodes = append(fwdNodes, s)
+				if written(s.meta()) {
+					fwdNodes = append(fwdNodes, s)
+				}
 				continue
 			}
 			if s == p || findEdge(p, s) != nil {
