@@ -31,3 +31,6 @@ func LateWrite(r *Report) (uint64, bool) {
 	}
 	return r.late.lock.ID, true
 }
+
+// MaxBypass bounds the bypass edges that forgetting one lock adds.
+const MaxBypass = maxBypass
