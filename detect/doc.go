@@ -273,6 +273,8 @@
 // idle are freed then.
 // The detector never keeps a lock alive: a lock's metadata is dropped, with
 // its graph edges, when the lock is garbage collected; the order the lock
-// carried between its neighbours is kept as direct edges between them.
+// carried between its neighbours is kept as direct edges between them
+// (up to 4096 per collected lock), unless it is a read-write lock never
+// write-locked, which ordered nothing (see Read-write locks).
 // BENCHMARKS.md, at the root of the repository, has measured figures.
 package detect
