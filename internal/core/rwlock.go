@@ -575,6 +575,20 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 		dt.stop()
 		return err
 	}
+	// quit is leave for a reader that gives up while queued (or dequeued
+	// with its token on the way). It unregisters before abandonRead, as
+	// Lock.acquireDeadline does before abandon: a walk that found the
+	// reader still registered once it has decided to return would see it
+	// wait for the writer, and could refuse a goroutine that waits for a
+	// lock the reader holds, as closing a cycle that is no longer real.
+	quit := func(err error) error {
+		if registered {
+			unregister(w)
+			registered = false
+		}
+		l.abandonRead(w)
+		return leave(err)
+	}
 	past := func() bool { return !deadline.IsZero() && time.Until(deadline) <= 0 }
 	var done <-chan struct{}
 	if ctx != nil {
@@ -623,21 +637,21 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 		}
 		if Mode() != ModeOff {
 			if cycle := checkCycle(w); cycle != nil {
-				l.abandonRead(w)
-				return leave(deadlock(cycle))
+				// Out of the queue before the report is made, as in
+				// Lock.acquireDeadline: a reporter may panic.
+				quit(nil)
+				return deadlock(cycle)
 			}
 		}
 		if past() {
-			l.abandonRead(w)
-			return leave(context.DeadlineExceeded)
+			return quit(context.DeadlineExceeded)
 		}
 		if sema {
 			// A callback registered in an earlier round may have run while
 			// w was not queued: hence the look at ctx (and at the deadline,
 			// above).
 			if ctx != nil && ctx.Err() != nil {
-				l.abandonRead(w)
-				return leave(ctx.Err())
+				return quit(ctx.Err())
 			}
 			if ctx != nil && stop == nil {
 				stop = context.AfterFunc(ctx, func() { w.cancelQueued(&l.rmu, l.runlink, ctx.Err()) })
@@ -658,11 +672,9 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 			select {
 			case <-w.ch:
 			case <-done:
-				l.abandonRead(w)
-				return leave(ctx.Err())
+				return quit(ctx.Err())
 			case <-expired:
-				l.abandonRead(w)
-				return leave(context.DeadlineExceeded)
+				return quit(context.DeadlineExceeded)
 			}
 		}
 		if w.handoff {
@@ -675,6 +687,9 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 // writer already dequeued it, the token is on its way: a read hold handed
 // over with it is released again, so that it is passed on, not lost.
 func (l *RWLock) abandonRead(w *waiter) {
+	if testHookAbandonRead != nil {
+		testHookAbandonRead(l)
+	}
 	l.rmu.Lock()
 	if w.inq {
 		l.runlink(w)
@@ -689,6 +704,10 @@ func (l *RWLock) abandonRead(w *waiter) {
 		l.RUnlock(w.g, true)
 	}
 }
+
+// testHookAbandonRead, if set (by tests), runs in abandonRead before it
+// takes rmu.
+var testHookAbandonRead func(*RWLock)
 
 // renqueue appends w to the reader queue, parking durably if durable;
 // rmu is held.
