@@ -59,6 +59,10 @@ func onCollect(l sync.Locker, n *atomic.Int32) {
 		runtime.AddCleanup(x, count, 0)
 	case *monitor.Monitor:
 		runtime.AddCleanup(x, count, 0)
+	case *mutex.RWMutex:
+		runtime.AddCleanup(x, count, 0)
+	case *monitor.RWMonitor:
+		runtime.AddCleanup(x, count, 0)
 	default:
 		panic("not a locksmith lock")
 	}

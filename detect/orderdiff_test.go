@@ -17,8 +17,6 @@ import (
 
 	"github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
-	"github.com/locksmith-go/locksmith/monitor"
-	"github.com/locksmith-go/locksmith/mutex"
 )
 
 // The differential checker of Order mode: random nestings of Mutexes,
@@ -562,7 +560,7 @@ func runOrderDiff(t *testing.T, seed uint64, phases, steps int) (failure string)
 			if rng.IntN(3) == 0 {
 				dead[ids[i]] = true
 				log = append(log, "gc:"+m.name[ids[i]])
-				addCleanup(locks[i], &collected)
+				onCollect(locks[i], &collected)
 				want++
 				locks[i] = nil
 			}
@@ -591,22 +589,6 @@ func runOrderDiff(t *testing.T, seed uint64, phases, steps int) (failure string)
 		runtime.GC()
 	}
 	return ""
-}
-
-func addCleanup(l sync.Locker, n *atomic.Int32) {
-	count := func(int) { n.Add(1) }
-	switch x := l.(type) {
-	case *mutex.Mutex:
-		runtime.AddCleanup(x, count, 0)
-	case *monitor.Monitor:
-		runtime.AddCleanup(x, count, 0)
-	case *mutex.RWMutex:
-		runtime.AddCleanup(x, count, 0)
-	case *monitor.RWMonitor:
-		runtime.AddCleanup(x, count, 0)
-	default:
-		panic("not a locksmith lock")
-	}
 }
 
 // TestOrderDifferential runs the checker over seeded random programs: 40
