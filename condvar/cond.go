@@ -1053,12 +1053,15 @@ func (c *Cond) touch() {
 // under mu, not before, so that it finds those recorded by every Signal
 // and Broadcast that took mu before it (they record under mu, in
 // decidePending), also one that was under way when it began. It is one
-// load when nothing is pending.
+// load when nothing is pending, inlined into its callers.
 func (c *Cond) deliverAfter() {
 	if c.npend.Load() != 0 {
-		c.deliver(core.CurDomain())
+		c.deliverHere()
 	}
 }
+
+// deliverHere delivers the pending wakeups of the caller's domain.
+func (c *Cond) deliverHere() { c.deliver(core.CurDomain()) }
 
 // A waiter's mode bits.
 const (
@@ -1123,12 +1126,10 @@ func (c *Cond) expire(w *waiter, expect, gen uint64) {
 		// Decided by another, perhaps a goroutine of another domain that
 		// is recording the waiter under pmu (decidePending): deliver
 		// takes pmu, so it finds the record made.
-		c.deliver(core.CurDomain())
+		c.deliverHere()
 		return
 	}
-	if c.npend.Load() != 0 {
-		c.deliver(core.CurDomain())
-	}
+	c.deliverAfter()
 }
 
 func (c *Cond) release(b *binding) int {
@@ -1173,9 +1174,7 @@ func (c *Cond) Signal() {
 		c.signalLocked() // cannot panic: no user code runs under mu
 	}
 	c.mu.Unlock()
-	if c.npend.Load() != 0 {
-		c.deliverAfter()
-	}
+	c.deliverAfter()
 }
 
 // Broadcast wakes all goroutines waiting on c. Like Signal, it may be

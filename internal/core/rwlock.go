@@ -308,9 +308,7 @@ func (l *RWLock) RUnlock(g int64, all bool) bool {
 			return true
 		}
 		l.slots[h].Store(0)
-		if l.rs.Load()&rsDraining != 0 {
-			strand(l.wakeDrainer(true)) // last: see wakeDrainer
-		}
+		l.readerReleased()
 		return true
 	}
 	return l.runlockSlow(g, all)
@@ -410,11 +408,12 @@ func (l *RWLock) wakeDrainer(released bool) (stranded string) {
 		if cd := CurDomain(); cd != d.dom {
 			// The runtime would kill the program.
 			if released && l.noReaders() {
+				g := gid.Get()
 				return fmt.Sprintf("locksmith: wakeup of goroutine %d, a writer durably blocked in synctest %s "+
 					"until the readers leave, by goroutine %d in %s, the last reader, which the Go runtime does not allow: "+
 					"the writer stays blocked for good, holding the write lock, and the read-write lock cannot be taken again "+
 					"(goroutine %d held its read lock while it ran synctest.Test, and the bubble deadlocked on it)",
-					d.g, d.dom, gid.Get(), cd, gid.Get())
+					d.g, d.dom, g, cd, g)
 			}
 			return ""
 		}
