@@ -8,7 +8,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/locksmith-go/locksmith/internal/cputime"
+	"github.com/locksmith-go/locksmith/internal/testkit/cputime"
 )
 
 // Result is what one run of a scenario measured.

@@ -1,6 +1,6 @@
 //go:build unix
 
-// The benchmarks report CPU time, which internal/cputime measures on unix
+// The benchmarks report CPU time, which internal/testkit/cputime measures on unix
 // systems only, hence the build constraint; the tests and examples build everywhere.
 
 package condvar_test
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/condvar"
-	"github.com/locksmith-go/locksmith/internal/cputime"
+	"github.com/locksmith-go/locksmith/internal/testkit/cputime"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )

@@ -12,7 +12,7 @@ import (
 	"weak"
 
 	"github.com/locksmith-go/locksmith/detect"
-	"github.com/locksmith-go/locksmith/internal/cputime"
+	"github.com/locksmith-go/locksmith/internal/testkit/cputime"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 

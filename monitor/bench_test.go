@@ -1,6 +1,6 @@
 //go:build unix
 
-// The benchmarks report CPU time, which internal/cputime measures on unix
+// The benchmarks report CPU time, which internal/testkit/cputime measures on unix
 // systems only, hence the build constraint; the tests and examples build everywhere.
 
 package monitor_test

@@ -1,6 +1,6 @@
 //go:build unix
 
-// The benchmarks report CPU time, which internal/cputime measures on unix
+// The benchmarks report CPU time, which internal/testkit/cputime measures on unix
 // systems only, hence the build constraint; the tests build everywhere.
 
 package detectcost_test
@@ -16,7 +16,7 @@ import (
 	"github.com/sasha-s/go-deadlock"
 
 	"github.com/locksmith-go/locksmith/detect"
-	"github.com/locksmith-go/locksmith/internal/cputime"
+	"github.com/locksmith-go/locksmith/internal/testkit/cputime"
 	"github.com/locksmith-go/locksmith/internal/testutil"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locksmith-go/locksmith/internal/cputime"
+	"github.com/locksmith-go/locksmith/internal/testkit/cputime"
 )
 
 // A PairCase is one lock under an uncontended benchmark. Pairs does n

@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/locksmith-go/locksmith/internal/cputime"
+	"github.com/locksmith-go/locksmith/internal/testkit/cputime"
 	"github.com/locksmith-go/locksmith/internal/testutil"
 )
 
