@@ -15,8 +15,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksmith-go/locksmith/condvar"
+	"github.com/locksmith-go/locksmith/internal/testkit/locktest"
 	"github.com/locksmith-go/locksmith/internal/testutil"
-	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/condvar"
+	"github.com/locksmith-go/locksmith/internal/testkit/locktest"
 	"github.com/locksmith-go/locksmith/internal/testutil"
-	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 	"github.com/stretchr/testify/assert"

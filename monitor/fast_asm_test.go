@@ -5,7 +5,7 @@ package monitor
 import (
 	"testing"
 
-	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
+	"github.com/locksmith-go/locksmith/internal/testkit/locktest"
 )
 
 // fastLock is a Monitor for the fast-path suites that mutex and monitor

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
+	"github.com/locksmith-go/locksmith/internal/testkit/locktest"
 	"github.com/locksmith-go/locksmith/monitor"
 )
 

@@ -8,7 +8,7 @@ package monitor_test
 import (
 	"testing"
 
-	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
+	"github.com/locksmith-go/locksmith/internal/testkit/locktest"
 )
 
 func TestSynctestRWMonitorTimeout(t *testing.T) { locktest.RWTimeoutSynctest(t, timedRWMonitorRW) }

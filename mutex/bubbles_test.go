@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testkit/locktest"
 	"github.com/locksmith-go/locksmith/internal/testutil"
-	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )

@@ -5,7 +5,7 @@ package mutex_test
 import (
 	"testing"
 
-	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
+	"github.com/locksmith-go/locksmith/internal/testkit/locktest"
 )
 
 // LockContext cancelled before the call, while queued and racing the

@@ -8,7 +8,7 @@ package mutex_test
 import (
 	"testing"
 
-	"github.com/locksmith-go/locksmith/internal/testutil/locktest"
+	"github.com/locksmith-go/locksmith/internal/testkit/locktest"
 )
 
 func TestSynctestRWMutexTimeout(t *testing.T) { locktest.RWTimeoutSynctest(t, timedRWMutexRW) }
