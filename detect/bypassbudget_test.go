@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
-	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
+	"github.com/locksmith-go/locksmith/internal/testkit/detecttest"
 )
 
 // TestOrderBypassBudget: forgetting a lock nested under n locks and over

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
-	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
+	"github.com/locksmith-go/locksmith/internal/testkit/detecttest"
 )
 
 // TestOrderBypassSkipsReadOnlyLock: A then R(X), R(X) then B, B then C,

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
-	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
+	"github.com/locksmith-go/locksmith/internal/testkit/detecttest"
 )
 
 // TestOrderConcurrentSoundness runs goroutines that nest random locks of

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
-	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
+	"github.com/locksmith-go/locksmith/internal/testkit/detecttest"
 )
 
 // The differential checker of Order mode: random nestings of Mutexes,

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
-	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
+	"github.com/locksmith-go/locksmith/internal/testkit/detecttest"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testkit/detecttest"
 	"github.com/locksmith-go/locksmith/internal/testutil"
-	"github.com/locksmith-go/locksmith/internal/testutil/detecttest"
 )
 
 // A scenario written once runs on every library through a kit: the

@@ -4,7 +4,7 @@
 // one generous liveness deadline (which only turns a hang into a failure;
 // nothing is timed against it). It imports no package of the library, so
 // that internal/core's own tests can use it; the helpers that configure or
-// observe the detector are in internal/testutil/detecttest.
+// observe the detector are in internal/testkit/detecttest.
 package testutil
 
 import (
