@@ -7,7 +7,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksmith-go/locksmith/condvar"
-	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testkit/testutil"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )

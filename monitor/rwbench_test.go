@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testkit/testutil"
 	"github.com/locksmith-go/locksmith/monitor"
 )
 

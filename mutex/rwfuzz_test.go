@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/locksmith-go/locksmith/internal/fuzzmodel"
-	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testkit/testutil"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testkit/testutil"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 

@@ -27,7 +27,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testkit/testutil"
 )
 
 // RWFuzzLock is the lock under test and how to observe its queues.

@@ -7,7 +7,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksmith-go/locksmith/internal/testkit/cputime"
-	"github.com/locksmith-go/locksmith/internal/testutil"
+	"github.com/locksmith-go/locksmith/internal/testkit/testutil"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
