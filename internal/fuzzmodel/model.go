@@ -27,7 +27,7 @@
 // documented error and change nothing. A panic under a deferred Unlock or
 // inside Do must leave the lock as it was. Waits with a timeout use a
 // timeout that never expires in a test (an hour) or zero; timeouts racing
-// signals are the stress tests' business (internal/stress). At the end
+// signals are the stress tests' business (internal/testkit/stress). At the end
 // the driver cancels, signals and unlocks until every worker is idle and
 // the lock free, then stops the workers and waits for them to exit.
 //

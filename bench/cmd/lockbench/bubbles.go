@@ -16,7 +16,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/locksmith-go/locksmith/internal/stress"
+	"github.com/locksmith-go/locksmith/internal/testkit/stress"
 )
 
 // bubblesSupported reports whether this build can run the soak's bubble

@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/locksmith-go/locksmith/internal/stress"
+	"github.com/locksmith-go/locksmith/internal/testkit/stress"
 )
 
 // bubblesSupported reports whether this build can run the soak's bubble

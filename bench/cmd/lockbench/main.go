@@ -45,7 +45,7 @@
 //	go run ./bench/cmd/lockbench -format markdown -workload all -latency > BENCHMARKS.md
 //
 // -soak DURATION measures nothing: it runs the stress mix of every
-// primitive (internal/stress) for that long, a sixth of it in each
+// primitive (internal/testkit/stress) for that long, a sixth of it in each
 // detection mode, one switching modes while locks are held, and two with
 // locks shared across testing/synctest bubbles (skipped, and said so, in
 // a build before Go 1.25), then prints the operations per primitive and

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/detect"
-	"github.com/locksmith-go/locksmith/internal/stress"
+	"github.com/locksmith-go/locksmith/internal/testkit/stress"
 )
 
 // soakPhase is one phase of a soak.
@@ -47,7 +47,7 @@ var soakPhases = []soakPhase{
 	{cfg: stress.Config{Mode: detect.Cycles, SwitchModes: true}, bubbles: true},
 }
 
-// soak runs the stress mix (internal/stress) for cfg.soak, an equal share
+// soak runs the stress mix (internal/testkit/stress) for cfg.soak, an equal share
 // of the time in each of soakPhases, prints each phase's result and a
 // total, and returns exitError if any anomaly was found. A build without
 // testing/synctest (before go1.25) skips the bubble phases and says so.

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/detect"
-	"github.com/locksmith-go/locksmith/internal/stress"
+	"github.com/locksmith-go/locksmith/internal/testkit/stress"
 )
 
 // TestStressAcrossBubbles runs the stress mix with its bubble workload: a

@@ -11,7 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locksmith-go/locksmith/detect"
-	"github.com/locksmith-go/locksmith/internal/stress"
+	"github.com/locksmith-go/locksmith/internal/testkit/stress"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -25,7 +25,7 @@ var (
 // TestStress runs the stress mix once per detection mode: a few small
 // rounds by default, or for -stress.duration per mode, for example
 //
-//	go test -race ./internal/stress -run TestStress -stress.duration=1m -timeout 10m
+//	go test -race ./internal/testkit/stress -run TestStress -stress.duration=1m -timeout 10m
 func TestStress(t *testing.T) {
 	for _, mode := range []detect.Mode{detect.Off, detect.Cycles, detect.Order} {
 		if *only != "" && *only != mode.String() {
