@@ -2,7 +2,7 @@ package condvar_test
 
 // Model-based fuzzing of Cond on each kind of lock it is documented for:
 // *sync.Mutex (a plain Locker), *mutex.Mutex and *monitor.Monitor, by the
-// driver in internal/fuzzmodel: Wait, WaitTimeout, WaitContext, Signal and
+// driver in internal/testkit/fuzzmodel: Wait, WaitTimeout, WaitContext, Signal and
 // Broadcast mixed with the lock's own operations by three workers, checked
 // step by step against a reference model. Misuse (Wait without an
 // owner-aware lock, Unlock by a non-owner, recursive Lock of a Mutex) must
@@ -22,7 +22,7 @@ import (
 	"testing"
 
 	"github.com/locksmith-go/locksmith/condvar"
-	fm "github.com/locksmith-go/locksmith/internal/fuzzmodel"
+	fm "github.com/locksmith-go/locksmith/internal/testkit/fuzzmodel"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )

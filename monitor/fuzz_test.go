@@ -1,6 +1,6 @@
 package monitor_test
 
-// Model-based fuzzing of Monitor, by the driver in internal/fuzzmodel:
+// Model-based fuzzing of Monitor, by the driver in internal/testkit/fuzzmodel:
 // re-entry, hold counts and the implicit condition (Wait, WaitTimeout,
 // WaitContext, Notify, NotifyAll) by three workers, checked step by step
 // against a reference model. Misuse (Unlock, Wait or Notify by a goroutine
@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/detect"
-	fm "github.com/locksmith-go/locksmith/internal/fuzzmodel"
+	fm "github.com/locksmith-go/locksmith/internal/testkit/fuzzmodel"
 	"github.com/locksmith-go/locksmith/monitor"
 )
 

@@ -3,13 +3,13 @@ package monitor_test
 import (
 	"testing"
 
-	"github.com/locksmith-go/locksmith/internal/fuzzmodel"
+	"github.com/locksmith-go/locksmith/internal/testkit/fuzzmodel"
 	"github.com/locksmith-go/locksmith/internal/testkit/testutil"
 	"github.com/locksmith-go/locksmith/monitor"
 )
 
 // FuzzRWMonitor checks RWMonitor against a model of its semantics (see
-// internal/fuzzmodel/rw.go), hold counts included. Run longer with
+// internal/testkit/fuzzmodel/rw.go), hold counts included. Run longer with
 //
 //	go test -run '^$' -fuzz '^FuzzRWMonitor$' -fuzztime 100000x ./monitor
 func FuzzRWMonitor(f *testing.F) {

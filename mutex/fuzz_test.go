@@ -1,6 +1,6 @@
 package mutex_test
 
-// Model-based fuzzing of Mutex, by the driver in internal/fuzzmodel: Lock,
+// Model-based fuzzing of Mutex, by the driver in internal/testkit/fuzzmodel: Lock,
 // TryLock, LockContext (cancelled while queued, or with a context already
 // done), Unlock and misuse by three workers, checked step by step against
 // a reference model, including which queued worker an Unlock hands the
@@ -19,7 +19,7 @@ import (
 	"testing"
 
 	"github.com/locksmith-go/locksmith/detect"
-	fm "github.com/locksmith-go/locksmith/internal/fuzzmodel"
+	fm "github.com/locksmith-go/locksmith/internal/testkit/fuzzmodel"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 

@@ -3,14 +3,14 @@ package mutex_test
 import (
 	"testing"
 
-	"github.com/locksmith-go/locksmith/internal/fuzzmodel"
+	"github.com/locksmith-go/locksmith/internal/testkit/fuzzmodel"
 	"github.com/locksmith-go/locksmith/internal/testkit/testutil"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
 // FuzzRWMutex checks RWMutex against a model of its semantics: every
 // operation's result or panic, who waits where, and who goes next (see
-// internal/fuzzmodel/rw.go). Run longer with
+// internal/testkit/fuzzmodel/rw.go). Run longer with
 //
 //	go test -run '^$' -fuzz '^FuzzRWMutex$' -fuzztime 100000x ./mutex
 func FuzzRWMutex(f *testing.F) {
