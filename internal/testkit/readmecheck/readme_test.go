@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const root = "../.."
+const root = "../../.."
 
 // decls returns the top-level declarations of a Go file's source, keyed
 // by name ("Type", "Type.Method", "Func"), as their source text.
