@@ -9,6 +9,21 @@ func CustomLock(name string, newLock func() sync.Locker) Lock {
 	return Lock{Name: name, Type: name, Depth: 1, ops: &lockOps{new: newLock}}
 }
 
+// Observed returns l with a constructor that also hands every lock it
+// makes to made, so that a test can look at the lock a scenario used once
+// the scenario is done. The scenario's loops are l's own.
+func Observed(l Lock, made func(sync.Locker)) Lock {
+	ops := *l.ops
+	newLock := ops.new
+	ops.new = func() sync.Locker {
+		lk := newLock()
+		made(lk)
+		return lk
+	}
+	l.ops = &ops
+	return l
+}
+
 // rwLocker is what CustomRWLock's locks offer.
 type rwLocker interface {
 	sync.Locker

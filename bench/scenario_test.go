@@ -11,6 +11,8 @@ import (
 
 	"github.com/locksmith-go/locksmith/bench"
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/testkit/testutil"
+	"github.com/locksmith-go/locksmith/monitor"
 )
 
 // Each scenario helper runs for a few hundred operations on every lock.
@@ -121,14 +123,51 @@ func TestPairs(t *testing.T) {
 	}
 }
 
+// TestPairsLeaveLockFree: Pairs gives back every hold it takes. For a
+// re-entry variant it takes Depth-1 holds around the measured pairs; once
+// it returns, the goroutine that ran it holds the lock no more (hold count
+// 0) and another goroutine can take it.
 func TestPairsLeaveLockFree(t *testing.T) {
-	// Pairs takes and gives back the outer holds of a re-entry variant.
 	for _, l := range bench.Locks() {
-		if l.Depth > 1 {
+		t.Run(l.Name, func(t *testing.T) {
 			defer l.Configure()()
-			bench.Pairs(l, 10)
-		}
+			var made []sync.Locker
+			bench.Pairs(bench.Observed(l, func(lk sync.Locker) { made = append(made, lk) }), 10)
+			require.Len(t, made, 1, "Pairs makes one lock")
+			requireFree(t, l, made[0])
+		})
 	}
+}
+
+// requireFree checks that lk, one of l's kind, is free: for a reentrant
+// lock, the calling goroutine's hold count is 0 and nobody owns it; for
+// any lock, another goroutine can take it (with TryLock where the lock has
+// it, else with Lock, bounded by the liveness deadline).
+func requireFree(t *testing.T, l bench.Lock, lk sync.Locker) {
+	t.Helper()
+	if l.Reentrant() {
+		m, ok := lk.(*monitor.Monitor)
+		require.True(t, ok, "%s: a reentrant lock of type %T", l.Name, lk)
+		assert.Zero(t, m.HoldCount(), "holds left on the goroutine that ran the pairs")
+		assert.False(t, m.Locked(), "still locked")
+	}
+	if tl, ok := lk.(interface{ TryLock() bool }); ok {
+		var took bool
+		testutil.OnOther(t, func() {
+			if took = tl.TryLock(); took {
+				lk.Unlock()
+			}
+		})
+		require.True(t, took, "TryLock from another goroutine fails: the lock is still held")
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lk.Lock()
+		lk.Unlock()
+	}()
+	testutil.Await(t, done, "Lock from another goroutine")
 }
 
 func TestNested(t *testing.T) {
