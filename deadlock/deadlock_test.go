@@ -624,3 +624,18 @@ func TestZeroValues(t *testing.T) {
 	assert.True(t, rw.TryRLock())
 	rw.RUnlock()
 }
+
+func lockAtSite1(a, b *deadlock.Mutex) { lockPair(a, b) }
+func lockAtSite2(a, b *deadlock.Mutex) { a.Lock(); b.Lock(); b.Unlock(); a.Unlock() }
+
+// TestTwoInversions: two inversions made at different call sites are two
+// problems, though every acquisition goes through this package's Lock.
+func TestTwoInversions(t *testing.T) {
+	h := setup(t, 0, true)
+	var a, b, c, d deadlock.Mutex
+	require.Nil(t, onOther(func() { lockAtSite1(&a, &b) }))
+	require.Nil(t, onOther(func() { lockAtSite1(&b, &a) }))
+	require.Nil(t, onOther(func() { lockAtSite2(&c, &d) }))
+	require.Nil(t, onOther(func() { lockAtSite2(&d, &c) }))
+	assert.Equal(t, 2, h.count(), h.log.String())
+}
