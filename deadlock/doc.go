@@ -24,7 +24,9 @@
 //
 // The detector's configuration is process-wide, so Opts apply to every
 // locksmith lock of the program (a mutex.Mutex as well), and they override
-// LOCKSMITH_DETECT and LOCKSMITH_DETECT_REPORT. They are one layer of
+// LOCKSMITH_DETECT; the default OnPotentialDeadlock follows
+// LOCKSMITH_DETECT_REPORT as detect's default reporter does. They are one
+// layer of
 // detect.Configure's: a change of Opts makes the call again, so its
 // options then apply over those of Configure calls made before.
 //
@@ -58,10 +60,10 @@
 // mutex.Mutex's panic. It waits; if no Unlock comes within
 // Opts.DeadlockTimeout it is reported, and goes on waiting, as sync would.
 //
-// The first Unlock of a lock held by another goroutine, or the first
-// Lock by its holder, shows a lock used as a semaphore: nobody owns it, so
-// detection has nothing to follow, and the lock continues as a sync lock,
-// outside detection. Before that, detection sees it as held by the
+// The first Unlock of a lock held by another goroutine shows a lock used
+// as a semaphore: nobody owns it, so detection has nothing to follow, and
+// the lock continues as a sync lock, outside detection (a holder's Lock
+// waiting for that Unlock then takes the sync lock). Before that, detection sees it as held by the
 // goroutine that locked it. (mutex.Mutex cannot be released by another
 // goroutine than its holder: the one it leaves stays held by that
 // goroutine in detect.Dump.)

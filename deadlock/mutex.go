@@ -19,10 +19,9 @@ import (
 // goroutine: one goroutine may lock it and arrange for another to unlock
 // it, and the goroutine that holds it may lock it again, waiting until
 // another goroutine unlocks it. Detection sees the Mutex as held by the
-// goroutine that locked it; the first Unlock by another goroutine, or the
-// first Lock by the holder, shows that the Mutex is used as a semaphore,
-// which has no owner to follow: from then on the Mutex is a sync.Mutex,
-// outside detection. A Lock by the holder that waits longer than
+// goroutine that locked it; the first Unlock by another goroutine shows
+// that the Mutex is used as a semaphore, which has no owner to follow:
+// from then on the Mutex is a sync.Mutex, outside detection. A Lock by the holder that waits longer than
 // Opts.DeadlockTimeout is reported (recursive locking, or a hand-off that
 // has not come), and goes on waiting.
 type Mutex struct {
