@@ -639,3 +639,21 @@ func TestTwoInversions(t *testing.T) {
 	require.Nil(t, onOther(func() { lockAtSite2(&d, &c) }))
 	assert.Equal(t, 2, h.count(), h.log.String())
 }
+
+// TestRWMutexWriterReadsAfterHandOff: the writer's RLock waits for the
+// goroutine it handed the write lock to, as with sync.RWMutex.
+func TestRWMutexWriterReadsAfterHandOff(t *testing.T) {
+	h := setup(t, 30*time.Second, true)
+	var rw deadlock.RWMutex
+	done := false
+	rw.Lock()
+	go func() {
+		done = true
+		rw.Unlock()
+	}()
+	rw.RLock()
+	assert.True(t, done)
+	assert.False(t, rw.TryLock())
+	rw.RUnlock()
+	assert.Zero(t, h.count(), h.log.String())
+}

@@ -51,7 +51,8 @@
 //	                              | when another goroutine is to unlock          | Unlock; reported after DeadlockTimeout
 //	recursive RLock, upgrade      | reported at once, then may hang              | panics with mutex.ErrRecursiveLock at once
 //	RUnlock by another goroutine  | allowed                                      | panics with mutex.ErrNotOwner
-//	unlock of an unlocked lock    | sync's fatal error                           | panics with mutex.ErrNotOwner
+//	unlock of an unlocked lock    | sync's fatal error                           | panics with mutex.ErrNotOwner (after a
+//	                              |                                              | hand-off, sync's fatal error)
 //	MaxMapSize, TimerPool         | order map reset when full; timer pooling     | accepted, no effect
 //
 // A recursive Lock, by the goroutine that holds the lock, cannot be told
