@@ -318,7 +318,7 @@ func unlink(e *edge) {
 	in[len(in)-1] = nil
 	e.to.in = in[:len(in)-1]
 	if e.pending {
-		settle(e)
+		dropPending(e)
 	}
 	if to := e.to; e == &to.first {
 		firstEdges--

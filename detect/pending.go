@@ -34,15 +34,15 @@ import (
 // a read-write lock, while any edge is pending, searches for a cycle
 // through that lock among write-locked locks along ordered and pending
 // edges, and reports each one it finds then, by the goroutine that
-// write-locked; its pending edges are then settled, so each cycle is
-// reported once. And a new edge that the order accepts may still close a
-// cycle through a pending edge, among locks all write-locked (A -> X -> B
-// with X only read, B -> A pending, then A -> C and C -> B): when pending
-// edges lie in its way in the order (see viaPending), a search along
-// ordered and pending edges through write-locked locks looks for it. These
-// searches are not bounded by the order (pending edges go against it);
-// they run only while a pending edge exists: at a lock's first
-// write-lock, and for a new edge with a pending edge in its way.
+// write-locked; its pending edges then leave the pending list, so each
+// cycle is reported once. And a new edge that the order accepts may still
+// close a cycle through a pending edge, among locks all write-locked
+// (A -> X -> B with X only read, B -> A pending, then A -> C and C -> B):
+// when pending edges lie in its way in the order (see viaPending), a
+// search along ordered and pending edges through write-locked locks looks
+// for it. These searches are not bounded by the order (pending edges go
+// against it); they run only while a pending edge exists: at a lock's
+// first write-lock, and for a new edge with a pending edge in its way.
 
 // pendingN counts the pending edges (see the top of the file). It changes
 // under graphMu, and is read without it by a read-write lock's first
@@ -54,9 +54,9 @@ var pendingN atomic.Int64
 // pendingEdges lists the pending edges; guarded by graphMu.
 var pendingEdges []*edge
 
-// settle takes e off the pending list: it was reported, or is leaving
-// the graph. graphMu is held.
-func settle(e *edge) {
+// dropPending takes e off the pending list: it was reported, or is
+// leaving the graph. graphMu is held.
+func dropPending(e *edge) {
 	e.pending = false
 	i := slices.Index(pendingEdges, e)
 	last := len(pendingEdges) - 1
@@ -187,15 +187,16 @@ func reportable(path []*edge, e *edge) []*edge {
 		return nil
 	}
 	pendingN.Add(-1)
-	settleAll(path)
+	dropPendingOn(path)
 	return path
 }
 
-// settleAll settles the pending edges of a cycle being reported.
-func settleAll(path []*edge) {
+// dropPendingOn takes the pending edges of path, a cycle being reported,
+// off the pending list; graphMu is held.
+func dropPendingOn(path []*edge) {
 	for _, pe := range path {
 		if pe.pending {
-			settle(pe)
+			dropPending(pe)
 		}
 	}
 }
@@ -222,7 +223,7 @@ func viaPending(e *edge) []*edge {
 		return nil
 	}
 	path := writtenPath(e.to, e.from)
-	settleAll(path)
+	dropPendingOn(path)
 	return path
 }
 
@@ -266,8 +267,8 @@ func writtenPath(start, goal *node) []*edge {
 
 // lateCycles runs at m's first write-lock, by g, while edges are pending:
 // it returns every cycle through m whose locks have now all been
-// write-locked, each ending with one of its pending edges, and settles
-// the pending edges on them, so that no cycle is reported twice.
+// write-locked, each ending with one of its pending edges, and takes
+// the pending edges on them off the pending list, so that no cycle is reported twice.
 func lateCycles(m *core.Meta, g int64) (found []pending) {
 	graphMu.Lock()
 	defer graphMu.Unlock()
@@ -287,7 +288,7 @@ func lateCycles(m *core.Meta, g int64) (found []pending) {
 		}
 		rot := make([]*edge, 0, len(cyc))
 		rot = append(append(rot, cyc[k+1:]...), cyc[:k+1]...)
-		settleAll(rot)
+		dropPendingOn(rot)
 		clearPath()
 		p := newPending(rot[:len(rot)-1], rot[len(rot)-1])
 		p.late, p.lateG = m, g
