@@ -156,7 +156,7 @@ type edge struct {
 	fromAt   *stackRec
 	toAt     *stackRec
 	mode     edgeMode
-	ordered  bool // part of the topological order (see the top of the file)
+	ordered  bool // part of the topological order (see the top of topo.go)
 	pending  bool // closes a cycle that has a lock never write-locked; not ordered
 	bypass   bool // stands for a path through a lock since collected
 	// Positions: in from.out, in to.in, in edgeSet's table. int32 keeps

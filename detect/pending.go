@@ -44,7 +44,7 @@ import (
 // against it); they run only while a pending edge exists: at a lock's
 // first write-lock, and for a new edge with a pending edge in its way.
 
-// pendingN counts the pending edges (see the top of the file). It changes
+// pendingN counts the pending edges (see the top of this file). It changes
 // under graphMu, and is read without it by a read-write lock's first
 // write-lock, which sets writeSeen before it loads pendingN, while
 // validate increments pendingN before it reads the flags of a cycle's
