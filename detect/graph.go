@@ -64,6 +64,11 @@ type lockState struct {
 	node node
 }
 
+// The Meta is the first field of lockState: nodeOf converts a *core.Meta
+// to its *lockState. This line fails to compile if it is not (an array
+// of length Offsetof is not [0]struct{}).
+var _ [unsafe.Offsetof(lockState{}.meta)]struct{} = [0]struct{}{}
+
 // slabSize is how many lockStates one allocation holds: 15 of them and
 // the cursor, 3848 bytes, fit the 4096-byte size class (273 bytes a
 // lock); 16 would take the 4864-byte class (304 bytes a lock). Larger
