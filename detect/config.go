@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/core"
+	"github.com/locksmith-go/locksmith/internal/rt"
 )
 
 // Mode selects how much the detector does.
@@ -358,7 +359,7 @@ func fromEnv(inTest bool) (Mode, func(*Report)) {
 //
 // Whether the log has started is read from the file system: go test names
 // the log file with -test.testlogfile in a fresh directory, and testing
-// creates it when the log starts (testLogStarted, which must not use os,
+// creates it when the log starts (rt.TestLogStarted, which must not use os,
 // or the check itself would be logged as an input). The main goroutine,
 // which runs initialisation and TestMain, only reads the variables: its
 // lock operations before the log starts would otherwise pay a stat each.
@@ -372,7 +373,7 @@ func recheckEnv(g int64) (done bool) {
 	for _, v := range envVars {
 		os.LookupEnv(v)
 	}
-	return g != mainGoroutine && testLogStarted(testLogFile)
+	return g != mainGoroutine && rt.TestLogStarted(testLogFile)
 }
 
 // mainGoroutine is the goroutine that runs main, initialisation and
