@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/core"
@@ -149,7 +148,8 @@ func PrintReporter(r *Report) { fmt.Fprint(stderr(), r.String()) }
 // the goroutine whose acquisition closed the inversion, and prints any
 // other report as PrintReporter does (wait timeouts are warnings; a
 // deadlock panics anyway, with a *DeadlockError). It is the default
-// reporter in a test binary (testing.Testing()), so that an inversion
+// reporter in a test binary (a program linked by go test, as
+// testing.Testing reports it), so that an inversion
 // fails go test with the report and the test's name, instead of being
 // printed in the hidden output of a passing package.
 func PanicReporter(r *Report) {
@@ -383,20 +383,8 @@ const mainGoroutine = 1
 // testLogFile is the log file go test passed to this test binary, or "".
 var testLogFile string
 
-// testLogFlag returns the value of -test.testlogfile in args, or "".
-func testLogFlag(args []string) string {
-	for _, a := range args {
-		for _, p := range []string{"-test.testlogfile=", "--test.testlogfile="} {
-			if v, ok := strings.CutPrefix(a, p); ok {
-				return v
-			}
-		}
-	}
-	return ""
-}
-
 func init() {
-	inTest := testing.Testing()
+	inTest := rt.TestBinary() // as testing.Testing, which would link package testing into every program
 	mode, rep := fromEnv(inTest)
 	defaultReporter = rep
 	c := &config{mode: mode, problems: &problemTable{}}
@@ -406,7 +394,7 @@ func init() {
 	cfgMu.Unlock()
 	core.SetEngine(&engine{})
 	if inTest {
-		if testLogFile = testLogFlag(os.Args[1:]); testLogFile != "" {
+		if testLogFile = rt.TestLogFile(os.Args[1:]); testLogFile != "" {
 			core.SetRecheck(recheckEnv)
 		}
 	}
