@@ -39,8 +39,8 @@ func forgetOrder(ms []*core.Meta) {
 // Rejected alternative: bypassing each lock on its own, as it is
 // forgotten, from every predecessor to every successor. A whole structure of
 // locks collected at once then grows its transitive closure while it is
-// being forgotten (6.5 million edges from 200,000 in the transfers
-// benchmark).
+// being forgotten: in BenchmarkOrderTransfers, many times the edges the
+// graph held before.
 func forgetRegion(n *node) {
 	if n.ord == 0 {
 		return // not in the graph

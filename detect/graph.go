@@ -17,8 +17,10 @@ var (
 	graphMu sync.Mutex
 	// graph lists the locks in the graph (a node's gi is its index).
 	// Rejected alternatives: a map by ID, whose inserts and deletes, as
-	// locks are made and collected in waves, took a tenth of the CPU
-	// time of nesting a new pair of locks; a slice, which copied itself
+	// locks are made and collected in waves, showed as a large share of
+	// the CPU profile of nesting a new pair of locks (go test -run '^$'
+	// -bench MutexFirstNesting -cpuprofile cpu.out ./bench/detectcost);
+	// a slice, which copied itself
 	// as it grew (see package chunked).
 	graph chunked.List[*node]
 	// lo and hi are the lowest and highest positions given out: a lock
@@ -30,8 +32,8 @@ var (
 	// renumbering into a gap can check that the positions it picks are
 	// free. Positions on the grid are those given out by addNode, and
 	// intoGap never picks one (it picks odd positions): a lock that never
-	// moves costs no map insert and delete, which took a tenth of the CPU
-	// time of nesting a new pair of locks.
+	// moves costs no map insert and delete, a large share of the CPU
+	// profile of nesting a new pair of locks (as for graph, above).
 	byPos = map[int64]*node{}
 )
 
@@ -206,11 +208,11 @@ func dropNode(n *node) {
 // every other. A pair of new locks nested for the first time thus costs
 // no insert into the table, nor a removal when the locks are collected:
 // the table is larger than the cache, and its inserts and removes, a
-// cache miss each at least, were 12 % of the CPU profile of that nesting
-// (0.86 s of 7.4 s for 2,000,000 pairs, about 430 ns a pair: bench/detectcost
-// BenchmarkMutexFirstNesting/mutex.Mutex/order, AMD EPYC, 2 vCPUs under
-// load, Go 1.26.8). A lock nested under several others still puts its
-// further in-edges in the table.
+// cache miss each at least, were a large share of the CPU profile of
+// that nesting (go test -run '^$' -bench
+// 'MutexFirstNesting/mutex.Mutex/order' -cpuprofile cpu.out
+// ./bench/detectcost, then go tool pprof -top cpu.out). A lock nested
+// under several others still puts its further in-edges in the table.
 //
 // Rejected alternative: publishing a pointer to first. An edge found
 // without graphMu is read after the lookup, and first is cleared and
@@ -224,8 +226,9 @@ var firstEdges int
 // from -> to, and the stack recorded where to was acquired along it. A
 // lock that no edge in the table enters (inTable clear) costs no probe.
 // An edge held inline costs two atomic loads to find, one in the table
-// five (firstFrom, the flags, and the table's three; each load 100 to 250
-// ns under the race detector). The stack read after
+// five (firstFrom, the flags, and the table's three; under the race
+// detector each is a call into the race runtime: go test -race -run '^$'
+// -bench MutexNestedPair ./bench/detectcost). The stack read after
 // firstFrom matched is that edge's: first changes only when its edge
 // leaves the graph, that is when one of its locks, both held or being
 // acquired by the caller, has been forgotten (a lock revived by a

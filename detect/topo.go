@@ -17,15 +17,15 @@ import (
 //
 // The search runs under graphMu while the caller holds its locks. It is
 // bounded by the region between the two ends, not by the graph, and (see
-// reorder) by about twice the smaller of its two halves: with 10,000
-// locks and 200,000 random transfers each taking two of them in ID order
-// (BenchmarkOrderTransfers: 199,618 distinct edges), 9 % of the new edges
-// go against the order and their searches visit 3.8 locks on average; a
-// transfer in the last tenth of the run costs 0.57-0.63 times the CPU
-// time of one in the first tenth (where most locks are new), 6.3-7.0 us
-// against 11.0-11.2 us, most of it the stack recorded for the new edge
-// (AMD EPYC, 2 vCPUs under load, Go 1.26.8: go test -run '^$' -bench
-// OrderTransfers -benchtime 1x -count 2 ./detect). Nothing else happens
+// reorder) by about twice the smaller of its two halves. With 10,000
+// locks and 200,000 random transfers each taking two of them in ID order,
+// BenchmarkOrderTransfers reports the share of new edges that go against
+// the order (searches/edge), the locks their searches visit
+// (visited/search), and how a transfer late in the run, once the graph is
+// large, costs against one early on, where most locks are new and most of
+// the cost is the stack recorded for the new edge (cpu-last/first; go
+// test -run '^$' -bench OrderTransfers -benchtime 1x -count 2 ./detect):
+// the searches stay small as the graph grows. Nothing else happens
 // under graphMu on a lock's path: an edge seen before is found without a
 // lock (edgeAt: in its target's node, or in the hash table edgeSet), so
 // repeated nestings take no lock.
@@ -34,7 +34,8 @@ import (
 // lock is held during the search, costs a copy per search and still needs
 // the insertion to be serialised and re-checked; a search from scratch
 // for every new edge (breadth first over the whole reachable graph) grew
-// to milliseconds per transfer in the benchmark above.
+// with the graph, to orders of magnitude more per transfer in the
+// benchmark above.
 //
 // An edge that closes a cycle is kept, so that it is not reported again,
 // but outside the order (not ordered): searches do not follow it. A cycle
