@@ -9,10 +9,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/core"
+	"github.com/locksmith-go/locksmith/internal/rt"
 )
 
 // Mode selects how much the detector does.
@@ -148,7 +148,8 @@ func PrintReporter(r *Report) { fmt.Fprint(stderr(), r.String()) }
 // the goroutine whose acquisition closed the inversion, and prints any
 // other report as PrintReporter does (wait timeouts are warnings; a
 // deadlock panics anyway, with a *DeadlockError). It is the default
-// reporter in a test binary (testing.Testing()), so that an inversion
+// reporter in a test binary (a program linked by go test, as
+// testing.Testing reports it), so that an inversion
 // fails go test with the report and the test's name, instead of being
 // printed in the hidden output of a passing package.
 func PanicReporter(r *Report) {
@@ -353,49 +354,72 @@ func fromEnv(inTest bool) (Mode, func(*Report)) {
 // another LOCKSMITH_DETECT would be served the result of the first. So
 // the variables are read again once the log has started, from the first
 // lock operation that sees it started (core.SetRecheck routes lock
-// operations to recheckEnv until then; the fast paths pay nothing more
-// than today's test of the mode word).
+// operations to the recheck until then, through the outlined hooks: the
+// assembly fast paths stay off meanwhile).
 //
 // Whether the log has started is read from the file system: go test names
 // the log file with -test.testlogfile in a fresh directory, and testing
-// creates it when the log starts (testLogStarted, which must not use os,
+// creates it when the log starts (rt.TestLogStarted, which must not use os,
 // or the check itself would be logged as an input). The main goroutine,
 // which runs initialisation and TestMain, only reads the variables: its
 // lock operations before the log starts would otherwise pay a stat each.
+//
+// The recheck gives up after recheckFor of real time, so that a binary
+// whose log never starts (a TestMain that does not call m.Run, a package
+// with only examples, which run on the main goroutine) does not pay two
+// lookups and a stat on every lock operation, with the fast paths off,
+// for good. A go test run starts the log as soon as initialisation and
+// TestMain's setup are done, before the first test: a minute leaves that
+// setup a wide margin on a loaded machine. A TestMain that spends longer
+// than that before m.Run loses the re-read, and go test's cache then does
+// not key that package's result on the detector's variables. The clock
+// is read once every recheckClockEvery checks, and is the runtime's real
+// one (core.Now): time.Now inside a testing/synctest bubble is fake.
 //
 // Rejected alternatives: reading the variables on the first lock
 // operation only, which happens during initialisation or TestMain in many
 // programs, before the log starts; reading them on every operation, which
 // would cost every lock in a test binary an environment lookup under the
-// environment's lock for the whole run.
-func recheckEnv(g int64) (done bool) {
+// environment's lock for the whole run; bounding the number of checks
+// instead of the time, which a setup that takes many locks before m.Run
+// (building a large fixture) would exhaust before the log starts.
+type testLogRecheck struct {
+	file   string        // the log file go test passed to this test binary
+	giveUp int64         // the core.Now after which check gives up
+	checks atomic.Uint32 // calls of check, for reading the clock
+}
+
+// recheckFor is how long a test binary looks for go test's log (see
+// testLogRecheck).
+const recheckFor = time.Minute
+
+// recheckClockEvery is how many checks share one reading of the clock.
+const recheckClockEvery = 64
+
+// newTestLogRecheck returns the recheck for go test's log file, giving up
+// d from now.
+func newTestLogRecheck(file string, d time.Duration) *testLogRecheck {
+	return &testLogRecheck{file: file, giveUp: core.Now() + int64(d)}
+}
+
+// check is the recheck core.SetRecheck calls with the goroutine ID of
+// every lock operation; it reports whether it is done.
+func (r *testLogRecheck) check(g int64) (done bool) {
 	for _, v := range envVars {
 		os.LookupEnv(v)
 	}
-	return g != mainGoroutine && testLogStarted(testLogFile)
+	if g != mainGoroutine && rt.TestLogStarted(r.file) {
+		return true
+	}
+	return r.checks.Add(1)%recheckClockEvery == 0 && core.Now() > r.giveUp
 }
 
 // mainGoroutine is the goroutine that runs main, initialisation and
 // TestMain.
 const mainGoroutine = 1
 
-// testLogFile is the log file go test passed to this test binary, or "".
-var testLogFile string
-
-// testLogFlag returns the value of -test.testlogfile in args, or "".
-func testLogFlag(args []string) string {
-	for _, a := range args {
-		for _, p := range []string{"-test.testlogfile=", "--test.testlogfile="} {
-			if v, ok := strings.CutPrefix(a, p); ok {
-				return v
-			}
-		}
-	}
-	return ""
-}
-
 func init() {
-	inTest := testing.Testing()
+	inTest := rt.TestBinary() // as testing.Testing, which would link package testing into every program
 	mode, rep := fromEnv(inTest)
 	defaultReporter = rep
 	c := &config{mode: mode, problems: &problemTable{}}
@@ -405,8 +429,8 @@ func init() {
 	cfgMu.Unlock()
 	core.SetEngine(&engine{})
 	if inTest {
-		if testLogFile = testLogFlag(os.Args[1:]); testLogFile != "" {
-			core.SetRecheck(recheckEnv)
+		if f := rt.TestLogFile(os.Args[1:]); f != "" {
+			core.SetRecheck(newTestLogRecheck(f, recheckFor).check)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -370,4 +371,31 @@ func TestConfigureConcurrentWithLocking(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	assert.Empty(t, rec.All(), "%s", rec)
+}
+
+// TestTestLogRecheck: the recheck of go test's log is done once a
+// goroutine other than the main one sees the log file, never while the
+// file is missing before its time is up, and gives up when it is.
+func TestTestLogRecheck(t *testing.T) {
+	const main, other = 1, 2
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.txt")
+	log := filepath.Join(dir, "testlog.txt")
+	require.NoError(t, os.WriteFile(log, nil, 0o600))
+
+	check, every := detect.LogRecheck(missing, time.Hour)
+	for i := range 10 * every {
+		require.False(t, check(main), "check %d, main goroutine, no log file", i)
+		require.False(t, check(other), "check %d, no log file", i)
+	}
+
+	check, _ = detect.LogRecheck(log, time.Hour)
+	assert.False(t, check(main), "the main goroutine does not look at the file")
+	assert.True(t, check(other), "the log file exists")
+
+	check, every = detect.LogRecheck(missing, -time.Second)
+	for i := range every - 1 {
+		require.False(t, check(other), "check %d: the clock is read every %d checks", i, every)
+	}
+	assert.True(t, check(main), "time is up: it gives up, also on the main goroutine")
 }

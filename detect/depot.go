@@ -33,16 +33,17 @@ const stackDepth = 32
 // lock method and its callers. The frames above it (capture, acquire and
 // engine.Acquired or AcquiredRW) are left out by Frames.
 //
-// The stack is taken by following frame pointers (fpstack.Record, a few
-// nanoseconds a frame) rather than by runtime.Callers, which unwinds
-// through the runtime's tables and expands inlined calls as it goes:
-// about a microsecond for a test's stack of a dozen frames, once for each
-// new lock's first-lock site and once for each new edge (shared when the
-// edge is into a new lock). With runtime.Callers in Record's place that
-// is 38 % of the CPU profile of the first nesting of a pair of new locks
-// (bench/detectcost BenchmarkMutexFirstNesting); with Record, capture
-// (walk and intern) is 6 % of it (detect BenchmarkOrderFirstNesting,
-// mutex.Mutex/order: 2.5 us of CPU time a nesting on an idle machine). fpstack says what the walk reads, and how Frames
+// The stack is taken by following frame pointers (fpstack.Record) rather
+// than by runtime.Callers, which unwinds through the runtime's tables and
+// expands inlined calls as it goes, once for each new lock's first-lock
+// site and once for each new edge (shared when the edge is into a new
+// lock): BenchmarkRecord compares the two (go test -run '^$' -bench
+// Record ./internal/fpstack). With runtime.Callers in Record's place
+// that was a large share of the CPU profile of the first nesting of
+// a pair of new locks; with Record, capture (walk and intern) is a small
+// share of it (go test -run '^$' -bench
+// 'OrderFirstNesting/mutex.Mutex/order' -cpuprofile cpu.out ./detect).
+// fpstack says what the walk reads, and how Frames
 // gives reports the frames runtime.Callers would. Capturing fewer frames
 // would cut the reports' stacks. A lock-class design (lockdep's: one node
 // per class of locks, named by where the lock was made) would capture
@@ -59,9 +60,9 @@ func capture() *stackRec {
 //
 // The hash takes one multiply and a rotation per word, and mixes fully
 // once at the end. mix on every word (two multiplies and three shifts in
-// a chain) would double the cost of a hit: about 200 ns against 100 ns
-// for a stack of 20 words (BenchmarkInternHit; AMD EPYC, 2 cores under
-// load, Go 1.26.8), more than the depot's lock and lookup together.
+// a chain) would double the cost of a hit for a stack of 20 words, more
+// than the depot's lock and lookup together (go test -run '^$' -bench
+// InternHit ./detect).
 func intern(pcs []uintptr) *stackRec {
 	h := uint64(len(pcs))
 	for _, pc := range pcs {

@@ -16,10 +16,11 @@ import (
 // A lookup that finds its edge costs three atomic loads (the table, the
 // key, the edge) and no other read when both IDs are below 2^31 (exact
 // keys, below): the lookup every nested acquisition along a known edge
-// makes, where each atomic load costs 100 to 250 ns under the race
-// detector, and each read of the edge's ends to check a hashed key 20 to
-// 40 ns more. A deleted entry leaves a tombstone that no insert reuses
-// (the next rebuild drops it), so a slot that a reader saw holding a key
+// makes, where each atomic load is a call into the race runtime under
+// the race detector, and each read of the edge's ends to check a hashed
+// key is instrumented too (go test -race -run '^$' -bench MutexNestedPair
+// ./bench/detectcost). A deleted entry leaves a tombstone that no insert
+// reuses (the next rebuild drops it), so a slot that a reader saw holding a key
 // holds that key's edge or nil, never another's.
 var edgeSet edgeTableRef
 

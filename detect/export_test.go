@@ -284,3 +284,10 @@ func PeekMeta(l sync.Locker) *core.Meta { return adapt(l).Lock.PeekMeta() }
 
 // SlabSize is how many locks' detection states one allocation holds.
 const SlabSize = slabSize
+
+// LogRecheck returns the check that a test binary run by go test
+// installs for its log file, giving up d from now, and how many checks
+// share one reading of the clock.
+func LogRecheck(file string, d time.Duration) (check func(g int64) (done bool), clockEvery int) {
+	return newTestLogRecheck(file, d).check, recheckClockEvery
+}

@@ -516,7 +516,7 @@ func runOrderDiff(t *testing.T, seed uint64, phases, steps int) (failure string)
 				return fail("graph inconsistent: %s", d)
 			}
 			// No cycle through write-locked locks is left unreported, but
-			// those through an edge of a report (see the top of order.go).
+			// those through an edge of a report (see the top of topo.go).
 			for v, w := range m.written {
 				fresh := func(e [2]uint64, s edgeStatus) bool { return s != stOut && !m.reported[e] }
 				if w && m.path(v, v, fresh, func(id uint64) bool { return m.written[id] }) {

@@ -140,7 +140,7 @@ type Report struct {
 
 // lateWrite says, for a LockOrder report, that the cycle formed earlier
 // among read locks and became a possible deadlock when goroutine g
-// write-locked lock for the first time (see order.go).
+// write-locked lock for the first time (see pending.go).
 type lateWrite struct {
 	lock *LockInfo
 	g    int64

@@ -341,7 +341,7 @@ func BenchmarkOrderShortLivedGoroutines(b *testing.B) {
 // -race the operation's CPU time has two levels: when the body outlasts
 // the spinning of the idle processor's thread, which gives up after a
 // few microseconds, the goroutine's close wakes that thread from its
-// futex sleep, about 2 us of CPU time more per operation. So a change in
+// futex sleep, a step of CPU time more per operation. So a change in
 // the detector's cost moves body-ns in proportion, and the operation's
 // CPU time by a step when the body crosses that threshold.
 func BenchmarkOrderShortLivedGoroutineBody(b *testing.B) {
@@ -388,7 +388,7 @@ func BenchmarkOrderShortLivedGoroutineBody(b *testing.B) {
 // and leaves it idle, as a goroutine's first lock and last unlock do.
 // sweep is one pass of the sweeper over the table, which runs once per
 // collection while any record is claimed. Run it under -race too, where
-// each atomic operation costs 50 to 200 ns.
+// each atomic operation is a call into the race runtime.
 func BenchmarkOrderGoroutineRecord(b *testing.B) {
 	for _, c := range []struct {
 		name string

@@ -1,13 +1,13 @@
 //go:build windows
 
-package detect
+package rt
 
 import "syscall"
 
-// testLogStarted reports whether go test's log file exists, that is,
+// TestLogStarted reports whether go test's log file exists, that is,
 // whether testing has started the log. It calls the system directly: an
 // os.Stat would itself be recorded in the log as an input of the test.
-func testLogStarted(path string) bool {
+func TestLogStarted(path string) bool {
 	p, err := syscall.UTF16PtrFromString(path)
 	if err != nil {
 		return true // an unusable name: stop checking
