@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/locksmith-go/locksmith/internal/fpstack"
 )
 
 // waiter is a goroutine parked in Lock's slow path.
@@ -197,4 +199,17 @@ func (w *waiter) cancelQueued(mu *sync.Mutex, remove func(*waiter), err error) {
 		testHookCancelled(w)
 	}
 	w.sem.Unlock()
+}
+
+// noteSite records, for reports, the first wait on an unnamed lock.
+func noteSite(l *Lock, k *Class) {
+	if m := l.Meta(k); m.waitSite.Load() == nil {
+		// 3: noteSite, its caller and that one's caller.
+		rec := make([]uintptr, siteWords(3))
+		rec = rec[:fpstack.Record(3, rec)]
+		m.waitSite.CompareAndSwap(nil, &rec)
+	}
+	if engine != nil {
+		engine.Parked()
+	}
 }
