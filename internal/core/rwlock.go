@@ -131,6 +131,8 @@ func RWOf(l *Lock, k *Class) *RWLock {
 	return (*RWLock)(unsafe.Pointer(l)) // w is the first field
 }
 
+var _ [0]struct{} = [unsafe.Offsetof(RWLock{}.w)]struct{}{} // w comes first: RWOf converts a *Lock
+
 // WriterLock returns the writer lock, the identity of the RWLock for
 // detection (Meta, reports, Order mode).
 func (l *RWLock) WriterLock() *Lock { return &l.w }
