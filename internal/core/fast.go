@@ -51,7 +51,7 @@ func RegisterFastWord(w *atomic.Uintptr) {
 }
 
 // updateFastWords brings every fast word in step with the mode word;
-// everything that changes the word (SetMode, SetRecheck, settle) calls it
+// everything that changes the word (SetMode, SetRecheck, runRecheck) calls it
 // afterwards.
 func updateFastWords() {
 	fastMu.Lock()

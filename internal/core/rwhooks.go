@@ -12,7 +12,7 @@ package core
 // mode word the caller loaded (see Acquired): while a recheck is
 // pending, it runs it first, and forwards only in Order mode.
 func AcquiredRW(l *Lock, k *Class, g int64, try, read bool, mw int32) {
-	if mw != ModeOrder && !settle(g) {
+	if mw != ModeOrder && !runRecheck(g) {
 		return
 	}
 	report := engine.AcquiredRW(l, k, g, try, read)
@@ -43,7 +43,7 @@ func AcquiredRW(l *Lock, k *Class, g int64, try, read bool, mw int32) {
 // call: the engine asks the lock what g still holds; mw is as for
 // AcquiredRW.
 func ReleasedRW(l *Lock, g int64, read bool, mw int32) {
-	if mw != ModeOrder && !settle(g) {
+	if mw != ModeOrder && !runRecheck(g) {
 		return
 	}
 	engine.ReleasedRW(l, g, read)
