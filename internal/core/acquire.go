@@ -179,8 +179,7 @@ func (l *Lock) acquireDeadline(g int64, ctx context.Context, deadline time.Time,
 		// this waiter's to take once it is free. If it is held again (the
 		// releaser barged back in), spin before queueing again, as
 		// sync.Mutex's woken waiter does, rather than park at once and
-		// cost the releaser another wakeup at its next Unlock (see spin
-		// for the figures).
+		// cost the releaser another wakeup at its next Unlock (see spin).
 		clear = flagWoken
 		if l.tryAcquire(g, flagWoken) || spin(l, g, flagWoken) {
 			return acquired()

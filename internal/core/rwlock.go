@@ -44,29 +44,31 @@ import (
 // displaced, after looking for itself in the other slots (eight
 // compares, only then); a displaced reader itself takes the slow path.
 //
-// Measured (docs/rwlocks.md: CPU time per operation on a shared 2-vCPU
-// AMD EPYC, load average 14-18, against sync.RWMutex in the same run):
-// a read pair 1.55x sync.RWMutex's (9.9 against 6.4 ns; 3.5x with the Go
-// fast paths alone), RWMonitor's re-entrant read pair 1.2x (2.6x), write
-// pairs 0.75x (1.7-1.85x); in 90 % and 99 % read mixes at 1-8
-// goroutines, 1.01-1.12x sync.RWMutex's CPU per operation. A read pair
-// beside a displaced reader costs 8-13 ns; the displaced reader's own
-// pair 60-90 ns, and no allocation.
+// What this costs against sync.RWMutex, with the assembly and with the
+// Go fast paths alone (read pairs, RWMonitor's re-entrant read pairs,
+// write pairs, read-mostly mixes, a read pair beside a displaced reader,
+// and the displaced reader's own pair, which allocates nothing): see
+// BenchmarkRWMutexReadPair, BenchmarkRWMutexWritePair,
+// BenchmarkRWMutexReadPairBesideDisplaced,
+// BenchmarkRWMutexReadPairWithReaders and BenchmarkRWMutexMix in
+// mutex/rwbench_test.go, their RWMonitor counterparts in
+// monitor/rwbench_test.go, and `go run ./bench/cmd/lockbench -workload rw`
+// (docs/rwlocks.md reads them).
 //
 // Rejected alternatives:
 //   - A reader count in the state word (sync.RWMutex's design) plus the
 //     slots for identity: two atomic writes per RLock and per RUnlock
 //     instead of one, for nothing the handshake does not give.
 //   - Probing all eight slots on every RLock and RUnlock (for the
-//     caller's ID and a free slot): measured 45-80 ns against sync's
-//     13-16 ns per read pair on the loaded machine; the home slot plus the
-//     displaced count needs one slot in the common case.
+//     caller's ID and a free slot): a read pair far dearer than
+//     sync.RWMutex's (BenchmarkRWMutexReadPair); the home slot plus the displaced
+//     count needs one slot in the common case.
 //   - Java's scheme, the first reader cached in the lock and the others in
 //     a per-thread map: Go has no ThreadLocal, so "the others" would be a
 //     shared map under a lock on every read by a second concurrent reader.
 //   - Leaving the fast path whenever any reader is displaced (the state
 //     word not zero): one displaced reader then sends every reader to
-//     the slow path, 112-145 ns a pair against 8-13 ns with the look.
+//     the slow path, a pair far dearer than with the look (BenchmarkRWMutexReadPairBesideDisplaced).
 //   - A map keyed by goroutine ID for every reader: a lock and a hash on
 //     every RLock, and an allocation per new reader.
 //
@@ -166,10 +168,10 @@ func (l *RWLock) RLockFast(g int64, reentrant bool) bool {
 	// no writer waits for readers, nor readers for a writer. While some
 	// readers are displaced, g may be one of them: the other slots are
 	// looked at. Without the look, any displaced reader would send every
-	// reader to the slow path (BenchmarkRWMutexReadPairBesideDisplaced:
-	// 90 ns of CPU time a read pair against 9 ns with it, on a loaded
-	// 2-vCPU AMD EPYC); in the assembly it costs the eight compares only
-	// while a reader is displaced.
+	// reader to the slow path, at many times the CPU time of a read
+	// pair with the look (BenchmarkRWMutexReadPairBesideDisplaced in
+	// mutex/rwbench_test.go); in the assembly it costs the eight compares
+	// only while a reader is displaced.
 	rs := l.rs.Load()
 	if s != 0 || rs&^rsDispMask != 0 || rs != 0 && l.inSlots(g) || !l.slots[h].CompareAndSwap(0, g) {
 		return false

@@ -15,25 +15,23 @@ var ncpu = runtime.NumCPU()
 // and tries to take the lock if it is free; it gives up after spinRounds
 // rounds.
 //
-// A round is long (1.5-2 µs on the AMD EPYC virtual machine, whose PAUSE
-// is slow), so a waiter lets the holder run on alone, taking and
-// releasing the lock many times, instead of taking every release from
-// it; each hand-off between goroutines costs the next holder the cache
-// lines of the lock and of the data it guards. Rejected alternatives,
-// with two goroutines on 2 cores taking turns at a ~100 ns critical
-// section and ~25 ns between (both running: the process run SCHED_FIFO,
-// so that other processes could not take a core from it; three runs of
-// 40 rounds of 20,000 operations against sync.Mutex, medians):
-// polling the state word 30 times a round, 4 rounds, 0.81-0.84x
-// sync.Mutex's throughput at 1.13-1.17x its CPU per operation (hand-offs
-// on almost every operation, and a park every ~80 operations); sync's 4
-// rounds, 0.86-0.90x at 1.07-1.15x; 8 rounds, and a woken waiter
-// spinning again before it queues again (acquireDeadline), as here,
-// 0.92-0.98x at 1.06-1.10x, with a third of the parks of the polling. A park here costs
-// more than sync.Mutex's (a waiter and its channel, and the registration
-// that deadlock detection walks), which is why this spins twice as many
-// rounds; a waiter for a lock held long spends that much more CPU before
-// it parks.
+// A round is long (PAUSE is slow on some machines, virtual ones among
+// them), so a waiter lets the holder run on alone, taking and releasing
+// the lock many times, instead of taking every release from it; each
+// hand-off between goroutines costs the next holder the cache lines of
+// the lock and of the data it guards. Rejected alternatives, with two
+// goroutines on 2 cores taking turns at a short critical section, against
+// sync.Mutex in the same rounds (BenchmarkMutexContendedRatio in
+// mutex/bench_test.go): polling the state word 30 times a round, 4
+// rounds, which loses the most throughput to sync.Mutex at the most CPU
+// per operation (hand-offs on almost every operation, and the most
+// parks); sync's 4 rounds, which does better; 8 rounds, and a woken
+// waiter spinning again before it queues again (acquireDeadline), as
+// here, closest to sync.Mutex on both, with a fraction of the parks of
+// the polling. A park here costs more than sync.Mutex's (a waiter and its
+// channel, and the registration that deadlock detection walks), which is
+// why this spins twice as many rounds; a waiter for a lock held long
+// spends that much more CPU before it parks.
 func spin(l *Lock, g int64, clear int64) bool {
 	for i := 0; i < spinRounds; i++ {
 		if l.state.Load()>>ownerShift != 0 {
@@ -59,15 +57,16 @@ const spinRounds = 8
 // spin does for Lock: critical sections are often shorter than a park and
 // a wakeup. On a single CPU it does not spin.
 //
-// One round of 30 looks and one yield, not spin's four rounds: readers
-// and writers of a read-mostly lock wait here far more often than a
-// Mutex's callers spin, and every further yielding round kept a second
-// CPU busy for nothing. In the read-mostly mixes with 4 and 8 goroutines
-// (90 % reads, ~100 ns inside; AMD EPYC, 2 cores, Go 1.26.8; `go run
-// ./bench/cmd/lockbench -workload rw`), four rounds cost 1.6-2.0x
-// sync.RWMutex's CPU per operation on 1.8 cores; one round costs 1.16-1.29x
-// on 1.2 cores at 0.91x its throughput. Parking at once (no yield) cut the
-// CPU less and the throughput to 0.67x: a park costs more than a yield.
+// One round of 30 looks and one yield, not rounds like spin's
+// (spinRounds, eight of them, each of 30 PAUSEs once the runtime allows
+// it): readers and writers of a read-mostly lock wait here far more often
+// than a Mutex's callers spin, and every further yielding round kept a
+// second CPU busy for nothing. In the read-mostly mixes with 4 and 8
+// goroutines (`go run ./bench/cmd/lockbench -workload rw`), four rounds
+// cost far more of sync.RWMutex's CPU per operation, on nearly two cores,
+// than one round, which stays close to sync.RWMutex's CPU and throughput.
+// Parking at once (no yield) cut the CPU less and lost much of the
+// throughput: a park costs more than a yield.
 func spinUntil(cond func() bool) bool {
 	if ncpu == 1 {
 		return false
