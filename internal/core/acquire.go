@@ -3,8 +3,6 @@ package core
 import (
 	"context"
 	"time"
-
-	"github.com/locksmith-go/locksmith/internal/fpstack"
 )
 
 // Acquire blocks until g holds the lock. ctx may be nil for a wait that
@@ -37,57 +35,15 @@ func (l *Lock) acquireDeadline(g int64, ctx context.Context, deadline time.Time,
 		return nil
 	}
 	w := newWaiter(g, l, k)
-	var done <-chan struct{}
-	if ctx != nil {
-		done = ctx.Done()
-	}
-	var expired <-chan time.Time // armed at the first park on ch of a wait with a deadline
-	// A registered waiter is visible to other goroutines' cycle walks. It
-	// unregisters before it abandons the wait, so that no walk sees it
-	// waiting once it has decided to return: a cycle through it would no
-	// longer be real. After it has taken the lock, the stale entry until
-	// unregister can only lead a walk back to the waiter itself, which is
-	// not a cycle through the walker.
-	registered := false
-	// A park on sem cannot select on done or expired: callbacks cancel it
-	// instead (l.cancel); stop and dstop unregister them.
-	var stop, dstop func() bool
-	finish := func() {
-		if registered {
-			unregister(w)
-		}
-		dt.stop()
-		if stop != nil {
-			stop()
-		}
-		if dstop != nil {
-			dstop()
-		}
-	}
-	acquired := func() error {
-		finish()
-		return nil
-	}
-	leave := func(err error) error {
-		finish()
-		l.abandon(w)
-		return err
-	}
+	p := newParker(w, ctx, deadline)
 	var clear, set int64 // clear: flagWoken once woken; set: flagStarving once starving
 	for {
-		if (stop != nil || dstop != nil) && clear != 0 {
+		if p.armed() && clear != 0 {
 			// Woken, lost the race: a cancelling callback, which cancels
 			// only a queued waiter, may have run while this one was not
 			// queued. If so, pass the wakeup on.
-			var err error
-			switch {
-			case ctx != nil && ctx.Err() != nil:
-				err = ctx.Err()
-			case !deadline.IsZero() && time.Until(deadline) <= 0:
-				err = context.DeadlineExceeded
-			}
-			if err != nil {
-				finish()
+			if err := p.failed(); err != nil {
+				p.finish(dt)
 				l.passOn(w)
 				return err
 			}
@@ -95,7 +51,8 @@ func (l *Lock) acquireDeadline(g int64, ctx context.Context, deadline time.Time,
 		l.mu.Lock()
 		if l.queueOrAcquire(w, clear, set) {
 			l.mu.Unlock()
-			return acquired()
+			p.finish(dt)
+			return nil
 		}
 		// A waiter that was woken and lost the race goes back to the front,
 		// so barging cannot push it to the end of the line every time.
@@ -104,76 +61,37 @@ func (l *Lock) acquireDeadline(g int64, ctx context.Context, deadline time.Time,
 		w.makeChan()
 		l.mu.Unlock()
 
-		// Registered whatever the mode: a goroutine that parks while
-		// detection is Off may still be parked when Cycles mode is turned
-		// on, and must then be visible to the walks of goroutines that
-		// park later, or a cycle through it would go unseen. In Off mode
-		// that costs a shard's mutex and a map write on each side of the
-		// park, next to the park itself; nothing else (no site, no
-		// watchdog, no walk).
-		//
-		// Rejected alternative: registering only when detection is on,
-		// and re-checking the mode when woken. A goroutine in a deadlock
-		// is never woken, so it would stay invisible for good.
-		if !registered {
-			register(w)
-			registered = true
-			if Mode() != ModeOff {
-				// In Cycles mode nothing records where a lock was first
-				// taken (that would cost the fast path); the first Lock
-				// that has to wait for it is recorded instead, so that
-				// reports can say where an unnamed lock is used.
-				if m := l.Meta(k); m.waitSite.Load() == nil {
-					// 2: acquireDeadline and its caller.
-					rec := make([]uintptr, siteWords(2))
-					rec = rec[:fpstack.Record(2, rec)]
-					m.waitSite.CompareAndSwap(nil, &rec)
-				}
-				if engine != nil {
-					engine.Parked()
-				}
-			}
+		// In Cycles mode nothing records where a lock was first taken
+		// (that would cost the fast path); the first Lock that has to wait
+		// for it is recorded instead (enter), so that reports can say
+		// where an unnamed lock is used. After the waiter has taken the
+		// lock, its registration until finish can only lead a walk back
+		// to the waiter itself, which is not a cycle through the walker.
+		if cycle := p.enter(); cycle != nil {
+			// Out of the queue before the report is made: a reporter
+			// that panics or exits its goroutine must not leave this
+			// waiter queued, or the lock would never wake anyone again.
+			p.quit(l, dt)
+			return deadlock(cycle)
 		}
-		if Mode() != ModeOff {
-			if cycle := checkCycle(w); cycle != nil {
-				// Out of the queue before the report is made: a reporter
-				// that panics or exits its goroutine must not leave this
-				// waiter queued, or the lock would never wake anyone again.
-				leave(nil)
-				return deadlock(cycle)
-			}
+		if p.past() {
+			p.quit(l, dt)
+			return context.DeadlineExceeded
 		}
-		if !deadline.IsZero() && time.Until(deadline) <= 0 {
-			return leave(context.DeadlineExceeded)
-		}
-		if sema {
-			// The callbacks are registered after the waiter is queued: one
-			// whose context is already done runs at once and finds it.
-			if ctx != nil && stop == nil {
-				stop = context.AfterFunc(ctx, func() { l.cancel(w, ctx.Err()) })
-			}
-			if !deadline.IsZero() && dstop == nil {
-				dstop = time.AfterFunc(time.Until(deadline), func() { l.cancel(w, context.DeadlineExceeded) }).Stop
-			}
-			w.sem.Lock()
-			if w.cancelled != nil {
-				finish() // dequeued by l.cancel: no wakeup to pass on
-				return w.cancelled
-			}
-		} else {
-			if !deadline.IsZero() && expired == nil {
-				expired = dt.arm(deadline)
-			}
-			select {
-			case <-w.ch:
-			case <-done:
-				return leave(ctx.Err())
-			case <-expired:
-				return leave(context.DeadlineExceeded)
-			}
+		switch p.park(sema, l, dt) {
+		case parkCancelled:
+			p.finish(dt) // dequeued by l.cancel: no wakeup to pass on
+			return w.cancelled
+		case parkDone:
+			p.quit(l, dt)
+			return ctx.Err()
+		case parkExpired:
+			p.quit(l, dt)
+			return context.DeadlineExceeded
 		}
 		if w.handoff {
-			return acquired()
+			p.finish(dt)
+			return nil
 		}
 		// While woken is set no Release wakes anyone else, so the lock is
 		// this waiter's to take once it is free. If it is held again (the
@@ -182,7 +100,8 @@ func (l *Lock) acquireDeadline(g int64, ctx context.Context, deadline time.Time,
 		// cost the releaser another wakeup at its next Unlock (see spin).
 		clear = flagWoken
 		if l.tryAcquire(g, flagWoken) || spin(l, g, flagWoken) {
-			return acquired()
+			p.finish(dt)
+			return nil
 		}
 		if nanotime()-w.start > starvationThreshold {
 			set = flagStarving

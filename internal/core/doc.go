@@ -5,8 +5,11 @@
 //     mutex.Mutex and monitor.Monitor (and an RWLock's writers): its fast,
 //     try and release paths, starvation hand-off and wakeups;
 //   - acquire.go: a Lock's slow acquire, and how a waiter gives up;
-//   - park.go: the waiter, how it parks and is woken, its deadline timer,
-//     the cancelling callbacks of a park on a semaphore, the wait site;
+//   - park.go: the waiter, its tokens (channel or semaphore), the deadline
+//     timer of a call, and how a callback cancels a queued waiter;
+//   - parker.go: the one park protocol of every wait (registration, wait
+//     site, cycle check, deadline, the park itself), with a parkQueue per
+//     queue for what differs;
 //   - queue.go: a Lock's FIFO of parked waiters (waitList);
 //   - durable.go: the bubble rules of a wait: who may take a lock while
 //     durable waiters are queued, when a waiter may park durably, and the

@@ -4,8 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/locksmith-go/locksmith/internal/fpstack"
 )
 
 // waiter is a goroutine parked in Lock's slow path.
@@ -181,7 +179,7 @@ func (l *Lock) cancel(w *waiter, err error) { w.cancelQueued(&l.mu, l.remove, er
 // RWLock's reader queue); remove unlinks it, under mu.
 //
 // The waiter is unregistered here, before it is dequeued, as a waiter that
-// gives up by itself unregisters before it abandons (see acquireDeadline):
+// gives up by itself unregisters before it abandons (see parker.quit):
 // once dequeued it has given up, but it runs again only later, and until
 // its own unregister a goroutine parking on a lock it holds would find a
 // cycle through it that is no longer real.
@@ -199,17 +197,4 @@ func (w *waiter) cancelQueued(mu *sync.Mutex, remove func(*waiter), err error) {
 		testHookCancelled(w)
 	}
 	w.sem.Unlock()
-}
-
-// noteSite records, for reports, the first wait on an unnamed lock.
-func noteSite(l *Lock, k *Class) {
-	if m := l.Meta(k); m.waitSite.Load() == nil {
-		// 3: noteSite, its caller and that one's caller.
-		rec := make([]uintptr, siteWords(3))
-		rec = rec[:fpstack.Record(3, rec)]
-		m.waitSite.CompareAndSwap(nil, &rec)
-	}
-	if engine != nil {
-		engine.Parked()
-	}
 }

@@ -133,66 +133,20 @@ func (l *RWLock) drain(g int64, ctx context.Context, deadline time.Time, k *Clas
 	if w.dom == DomOutside {
 		w.ch = make(chan struct{}, 1)
 	}
-	var done <-chan struct{}
-	if ctx != nil {
-		done = ctx.Done()
-	}
-	// cstop and dstop unregister the context and deadline callbacks of a
-	// park on sem; expired is the deadline of a park on ch, on *dt.
-	var cstop, dstop func() bool
-	var expired <-chan time.Time
+	p := newParker(w, ctx, deadline)
+	q := (*drainQueue)(l)
 	// The handshake with RUnlock: the drainer is published and the flag
 	// set before the scan; a reader stores 0 in its slot and then loads
 	// the flag. Either the scan sees the slot free or the reader wakes w.
 	l.drainer.Store(w)
 	l.rs.Or(rsDraining)
-	registered := false
-	stop := func() {
-		l.rs.And(^int64(rsDraining))
-		l.drainer.Store(nil)
-		if registered {
-			unregister(w)
-		}
-		if cstop != nil {
-			cstop()
-		}
-		if dstop != nil {
-			dstop()
-		}
-		dt.stop()
-	}
-	// failed returns why the wait ends unfinished (ctx done or the
-	// deadline past while readers remain), or nil.
-	failed := func() error {
-		var err error
-		switch {
-		case ctx != nil && ctx.Err() != nil:
-			err = ctx.Err()
-		case !deadline.IsZero() && time.Until(deadline) <= 0:
-			err = context.DeadlineExceeded
-		}
-		if err == nil || l.noReaders() {
-			return nil
-		}
-		return err
-	}
 	for !l.noReaders() {
 		if spinUntil(l.noReaders) {
 			break
 		}
-		if !registered { // whatever the mode: see RLockSlow
-			register(w)
-			registered = true
-			if Mode() != ModeOff {
-				noteSite(&l.w, k)
-			}
-		}
-		if Mode() != ModeOff {
-			if cycle := checkCycle(w); cycle != nil {
-				stop()
-				l.Unlock(g)
-				return deadlock(cycle)
-			}
+		if cycle := p.enter(); cycle != nil {
+			p.quit(q, dt)
+			return deadlock(cycle)
 		}
 		if testHookDrain != nil {
 			testHookDrain(l, true)
@@ -205,48 +159,65 @@ func (l *RWLock) drain(g int64, ctx context.Context, deadline time.Time, k *Clas
 			break
 		}
 		if mode == parkSema {
-			if ctx != nil && cstop == nil {
-				cstop = context.AfterFunc(ctx, func() { w.post(true) })
+			// Any leaving reader posts, and so do the callbacks: after a
+			// token, drainFailed says whether the wait is over.
+			p.armCallbacks(q)
+			if l.drainFailed(&p) == nil {
+				p.park(true, q, dt)
 			}
-			if !deadline.IsZero() && dstop == nil {
-				dstop = time.AfterFunc(time.Until(deadline), func() { w.post(true) }).Stop
-			}
-			if failed() == nil {
-				w.sem.Lock()
-				w.posted.Store(false)
-			}
-			if err := failed(); err != nil {
-				stop()
-				l.Unlock(g)
+			if err := l.drainFailed(&p); err != nil {
+				p.quit(q, dt)
 				return err
 			}
 			continue
 		}
-		if err := failed(); err != nil {
-			stop()
-			l.Unlock(g)
+		if err := l.drainFailed(&p); err != nil {
+			p.quit(q, dt)
 			return err
 		}
-		if !deadline.IsZero() && expired == nil {
-			expired = dt.arm(deadline)
-		}
-		select {
-		case <-w.ch:
-		case <-done:
-			stop()
-			l.Unlock(g)
+		switch p.park(false, q, dt) {
+		case parkDone:
+			p.quit(q, dt)
 			return ctx.Err()
-		case <-expired:
+		case parkExpired:
 			if l.noReaders() {
 				break // the readers left as the deadline passed: the lock is taken
 			}
-			stop()
-			l.Unlock(g)
+			p.quit(q, dt)
 			return context.DeadlineExceeded
 		}
 	}
-	stop()
+	l.endDrain()
+	p.finish(dt)
 	return nil
+}
+
+// drainFailed returns why the drain ends unfinished (ctx done or the deadline
+// past while readers remain), or nil.
+func (l *RWLock) drainFailed(p *parker) error {
+	if err := p.failed(); err != nil && !l.noReaders() {
+		return err
+	}
+	return nil
+}
+
+// endDrain withdraws the draining writer.
+func (l *RWLock) endDrain() {
+	l.rs.And(^int64(rsDraining))
+	l.drainer.Store(nil)
+}
+
+// drainQueue is an RWLock's draining writer as a parkQueue: it waits for
+// no queue, so a callback only wakes it, and a writer that gives up
+// releases the writer lock, letting in the readers queued behind it.
+type drainQueue RWLock
+
+func (q *drainQueue) cancel(w *waiter, _ error) { w.post(true) }
+
+func (q *drainQueue) abandon(w *waiter) {
+	l := (*RWLock)(q)
+	l.endDrain()
+	l.Unlock(w.g)
 }
 
 // testHookDrain, if set (by tests), runs in drain just before (before

@@ -25,62 +25,30 @@ func (l *RWLock) RLockDeadline(g int64, ctx context.Context, deadline time.Time,
 }
 
 // rlockWait is RLockSlow once a first try has failed. It is a function of
-// its own because the context callback captures w, which moves w to the
-// heap: declared in RLockSlow, w would cost that allocation on every
-// read by a reader whose home slot another reader holds, one that finds a
-// free slot at once included (BenchmarkRWMutexReadPairWithReaders in
+// its own so that the first try stays small and sets up no wait: a reader
+// whose home slot another reader holds, and that finds a free slot at
+// once, must not allocate (BenchmarkRWMutexReadPairWithReaders in
 // mutex/rwbench_test.go shows its allocs/op and time).
 func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *Class) error {
-	var w *waiter
-	registered := false
-	// stop and dstop unregister the context and deadline callbacks of a
-	// park on sem; expired is the deadline of a park on ch.
-	var stop, dstop func() bool
-	var dt deadlineTimer
-	var expired <-chan time.Time
-	leave := func(err error) error {
-		if registered {
-			unregister(w)
-		}
-		if stop != nil {
-			stop()
-		}
-		if dstop != nil {
-			dstop()
-		}
-		dt.stop()
-		return err
-	}
-	// quit is leave for a reader that gives up while queued (or dequeued
-	// with its token on the way). It unregisters before abandonRead, as
-	// Lock.acquireDeadline does before abandon: a walk that found the
-	// reader still registered once it has decided to return would see it
-	// wait for the writer, and could refuse a goroutine that waits for a
-	// lock the reader holds, as closing a cycle that is no longer real.
-	quit := func(err error) error {
-		if registered {
-			unregister(w)
-			registered = false
-		}
-		l.abandonRead(w)
-		return leave(err)
-	}
-	past := func() bool { return !deadline.IsZero() && time.Until(deadline) <= 0 }
-	var done <-chan struct{}
-	if ctx != nil {
-		done = ctx.Done()
-	}
+	var timer deadlineTimer
+	dt := &timer
+	p := newParker(nil, ctx, deadline) // the waiter is made at the first park
+	q := (*readQueue)(l)
 	for first := true; ; first = false {
 		if !first && l.enterRead(g) {
-			return leave(nil)
+			p.finish(dt)
+			return nil
 		}
 		if spinUntil(func() bool { o := l.w.Owner(); return o == 0 || o == g }) && l.enterRead(g) {
-			return leave(nil)
+			p.finish(dt)
+			return nil
 		}
-		if w == nil {
-			w = newWaiter(g, &l.w, k)
+		if p.w == nil {
+			w := newWaiter(g, &l.w, k)
 			w.rw, w.mode = l, waitRead
+			p.w = w
 		}
+		w := p.w
 		l.rmu.Lock()
 		l.rs.Or(rsReadersWaiting)
 		// The handshake with unlockWrite: it releases the writer lock and
@@ -101,63 +69,53 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 		sema := w.sema
 		w.makeChan()
 		l.rmu.Unlock()
-		// Registered whatever the mode, as Lock.Acquire does: a reader
-		// parked while detection is Off must be visible to the walks of
-		// goroutines that park after it is turned on.
-		if !registered {
-			register(w)
-			registered = true
-			if Mode() != ModeOff {
-				noteSite(&l.w, k)
-			}
+		if cycle := p.enter(); cycle != nil {
+			// Out of the queue before the report is made, as in
+			// Lock.acquireDeadline: a reporter may panic.
+			p.quit(q, dt)
+			return deadlock(cycle)
 		}
-		if Mode() != ModeOff {
-			if cycle := checkCycle(w); cycle != nil {
-				// Out of the queue before the report is made, as in
-				// Lock.acquireDeadline: a reporter may panic.
-				quit(nil)
-				return deadlock(cycle)
-			}
+		if p.past() {
+			p.quit(q, dt)
+			return context.DeadlineExceeded
 		}
-		if past() {
-			return quit(context.DeadlineExceeded)
-		}
+		// A callback registered in an earlier round may have run while w
+		// was not queued: hence the look at ctx (and at the deadline,
+		// above).
 		if sema {
-			// A callback registered in an earlier round may have run while
-			// w was not queued: hence the look at ctx (and at the deadline,
-			// above).
-			if ctx != nil && ctx.Err() != nil {
-				return quit(ctx.Err())
+			if err := p.ctxErr(); err != nil {
+				p.quit(q, dt)
+				return err
 			}
-			if ctx != nil && stop == nil {
-				stop = context.AfterFunc(ctx, func() { w.cancelQueued(&l.rmu, l.runlink, ctx.Err()) })
-			}
-			if !deadline.IsZero() && dstop == nil {
-				dstop = time.AfterFunc(time.Until(deadline), func() {
-					w.cancelQueued(&l.rmu, l.runlink, context.DeadlineExceeded)
-				}).Stop
-			}
-			w.sem.Lock()
-			if err := w.cancelled; err != nil {
-				return leave(err) // dequeued by the callback: nothing handed over
-			}
-		} else {
-			if !deadline.IsZero() && expired == nil {
-				expired = dt.arm(deadline)
-			}
-			select {
-			case <-w.ch:
-			case <-done:
-				return quit(ctx.Err())
-			case <-expired:
-				return quit(context.DeadlineExceeded)
-			}
+		}
+		switch p.park(sema, q, dt) {
+		case parkCancelled:
+			p.finish(dt) // dequeued by the callback: nothing handed over
+			return w.cancelled
+		case parkDone:
+			p.quit(q, dt)
+			return ctx.Err()
+		case parkExpired:
+			p.quit(q, dt)
+			return context.DeadlineExceeded
 		}
 		if w.handoff {
-			return leave(nil)
+			p.finish(dt)
+			return nil
 		}
 	}
 }
+
+// readQueue is an RWLock's reader queue as a parkQueue.
+type readQueue RWLock
+
+// cancel dequeues w if it is still queued (see Lock.cancel).
+func (q *readQueue) cancel(w *waiter, err error) {
+	l := (*RWLock)(q)
+	w.cancelQueued(&l.rmu, l.runlink, err)
+}
+
+func (q *readQueue) abandon(w *waiter) { (*RWLock)(q).abandonRead(w) }
 
 // abandonRead takes a cancelled or refused reader out of the queue. If a
 // writer already dequeued it, the token is on its way: a read hold handed
