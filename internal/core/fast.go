@@ -34,8 +34,9 @@ var _ [0]struct{} = [unsafe.Offsetof(Pointer[Meta]{}.v)]struct{}{} // the pointe
 // gid has a fast goroutine ID and OrderOn is false (Order mode is off and
 // no recheck is pending). Otherwise it holds 0,
 // and the assembly goes to the Go code. One word answers both questions
-// with one load: on an AMD EPYC, testing the mode through a pointer as
-// well as the offset cost 0.5-0.8 ns a Lock/Unlock pair, a tenth of it.
+// with one load: testing the mode through a pointer as well as the
+// offset cost a noticeable share of an uncontended Lock/Unlock pair (see
+// BenchmarkMutexUncontended in mutex/bench_test.go).
 var (
 	fastMu    sync.Mutex
 	fastWords []*atomic.Uintptr // guarded by fastMu
@@ -51,7 +52,7 @@ func RegisterFastWord(w *atomic.Uintptr) {
 }
 
 // updateFastWords brings every fast word in step with the mode word;
-// everything that changes the word (SetMode, SetRecheck, settle) calls it
+// everything that changes the word (SetMode, SetRecheck, runRecheck) calls it
 // afterwards.
 func updateFastWords() {
 	fastMu.Lock()

@@ -99,20 +99,17 @@ var nextID atomic.Uint64
 // specials of the lock's span under the span's lock, allocates a
 // special record under the heap's global special lock and a 16-byte
 // handle, and links the record into the span's list under the span's
-// lock again; that was 13 % of the CPU profile of nesting a pair of
-// new locks in Order mode (0.78 s of 6.2 s for 2,000,000 pairs, about
-// 195 ns a lock: bench/detectcost
-// BenchmarkMutexFirstNesting/mutex.Mutex/order, AMD EPYC, 2 vCPUs
-// under load, Go 1.26.8), and no other way to learn that a lock was
-// collected costs less. With all it costs later (the sweep that frees
-// the handle and its record, the marking of the handle at every
-// collection), the two weak pointers of a new pair alone take 1.2-1.5 µs
-// a pair when the locks are used in the order they were made, more than
-// half of Order mode's whole first nesting: the span's list of records
-// is sorted by address and searched from the lowest up, so each new
-// record, at the highest address so far, walks the whole list (AMD EPYC,
-// 2 vCPUs, quiet, Go 1.26.8: go test -run '^$' -bench
-// 'OrderFirstNesting/weak' ./detect). Nothing runs when the lock is collected:
+// lock again; that is a large share of the CPU profile of nesting a
+// pair of new locks in Order mode (profile bench/detectcost's
+// BenchmarkMutexFirstNesting/mutex.Mutex/order), and no other way to
+// learn that a lock was collected costs less. With all it costs later
+// (the sweep that frees the handle and its record, the marking of the
+// handle at every collection), the two weak pointers of a new pair alone
+// take most of Order mode's whole first nesting when the locks
+// are used in the order they were made: the span's list of records is
+// sorted by address and searched from the lowest up, so each new record,
+// at the highest address so far, walks the whole list (go test -run '^$'
+// -bench 'OrderFirstNesting/weak' ./detect). Nothing runs when the lock is collected:
 // scanMetas finds it, once per collection, among all the registered
 // Metas.
 //
@@ -129,16 +126,15 @@ var nextID atomic.Uint64
 // memory was reused, and reading it would race with its next owner. A
 // cleanup per lock (runtime.AddCleanup) that forgets it: two
 // allocations more per lock (the argument's box and the closure) and a
-// special record, together a tenth of the CPU time of nesting a pair
-// of new locks in Order mode, and its run per collected lock went
+// special record, together a sizeable share of the CPU time of nesting a pair
+// of new locks in Order mode (BenchmarkMutexFirstNesting in
+// bench/detectcost), and its run per collected lock went
 // through the cleanup queue one call at a time. The scan costs work in
 // proportion to the live locks on every collection instead, as the
 // collector's own marking of their metadata does (the heap holds at
 // least a Meta per live lock), on the cleanup goroutine, not while the
-// world is stopped: with 100,000 live locks a scan took 5.8 ms (3.0 to
-// 10.1 ms, 30 to 100 ns a lock) against 61 ms (34 to 134 ms) for a
-// forced collection of the same heap (medians and ranges of 5, AMD
-// EPYC, 2 vCPUs heavily loaded, Go 1.26.8: go test -run '^$' -bench
+// world is stopped: with 100,000 live locks a scan takes a fraction of
+// the time of a forced collection of the same heap (go test -run '^$' -bench
 // MetaScan -count 5 ./internal/core).
 //
 // A lock whose Meta is gone (found unreachable) and that is used again

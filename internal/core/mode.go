@@ -65,10 +65,10 @@ func SetRecheck(f func(g int64) (done bool)) {
 	updateFastWords()
 }
 
-// settle runs the pending recheck for g and reports whether Order mode is
+// runRecheck runs the pending recheck for g and reports whether Order mode is
 // on. It is reached only from the outlined hooks, while mode has
 // modeRecheck set.
-func settle(g int64) (order bool) {
+func runRecheck(g int64) (order bool) {
 	if recheck(g) {
 		mode.And(^modeRecheck)
 		updateFastWords()
@@ -133,7 +133,7 @@ func SetEngine(e Engine) { engine = e }
 // every acquisition (a closure call on the way out) took 7 % of the CPU
 // profile of an uncontended Lock/Unlock pair in Order mode.
 func Acquired(l *Lock, k *Class, g int64, try bool, mw int32) {
-	if mw != ModeOrder && !settle(g) {
+	if mw != ModeOrder && !runRecheck(g) {
 		return
 	}
 	if report := engine.Acquired(l, k, g, try); report != nil {
@@ -158,7 +158,7 @@ func reportOrUndo(l *Lock, g int64, report func()) {
 // Released forwards Order-mode bookkeeping to the engine; mw is as for
 // Acquired.
 func Released(l *Lock, g int64, mw int32) {
-	if mw != ModeOrder && !settle(g) {
+	if mw != ModeOrder && !runRecheck(g) {
 		return
 	}
 	engine.Released(l, g)
