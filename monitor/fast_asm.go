@@ -38,6 +38,8 @@ var fastWord atomic.Uintptr
 func init() { core.RegisterFastWord(&fastWord) }
 
 // Constants for the assembly (go_asm.h).
+//
+//lint:file-ignore U1000 the constants here are read only by the assembly, through go_asm.h
 const (
 	ownerShift = core.OwnerShift
 	stateOff   = core.StateOffset

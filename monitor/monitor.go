@@ -118,6 +118,8 @@ func (m *Monitor) Lock() { lock(m) }
 // assembly fast path (fast_amd64.s) that does the same for a first entry
 // or a re-entry and jumps here for everything else: a monitor held by
 // another goroutine, Order mode, or no fast goroutine ID.
+//
+//lint:ignore U1000 fast_amd64.s jumps here; fast_go.go calls it where the assembly is not built
 func lockGo(m *Monitor) {
 	g := gid.Get()
 	if m.l.Owner() == g {
@@ -134,12 +136,15 @@ func lockGo(m *Monitor) {
 // neither 0 nor the caller's (the monitor is held by another goroutine or
 // has waiters), or its CompareAndSwap failed. It goes straight to the slow
 // path, as lockGo does after its own CompareAndSwap fails.
+//
+//lint:ignore U1000 only fast_amd64.s jumps here; unused where the assembly is not built
 func lockHeld(m *Monitor) {
 	g := gid.Get()
 	m.lockSlow(g)
 	m.acquired(g, false)
 }
 
+//lint:ignore U1000 called only from lockGo and lockHeld, which the assembly reaches
 func (m *Monitor) lockSlow(g int64) {
 	if err := m.l.Acquire(g, nil, core.ClassMonitor); err != nil {
 		panic(err)
@@ -266,6 +271,8 @@ func (m *Monitor) Unlock() { unlock(m) }
 
 // unlockGo is Unlock in Go; unlock is it or its assembly fast path, as
 // for lockGo.
+//
+//lint:ignore U1000 fast_amd64.s jumps here; fast_go.go calls it where the assembly is not built
 func unlockGo(m *Monitor) {
 	g := gid.Get()
 	if m.l.Owner() != g {
@@ -286,6 +293,8 @@ func unlockGo(m *Monitor) {
 // unlockHeld is where the assembly goes when its CompareAndSwap releasing
 // the last hold failed: waiters are queued, or the caller is not the
 // owner. After unlockGo's checks it goes straight to the slow release.
+//
+//lint:ignore U1000 only fast_amd64.s jumps here; unused where the assembly is not built
 func unlockHeld(m *Monitor) {
 	g := gid.Get()
 	if m.l.Owner() != g {
@@ -304,12 +313,15 @@ func unlockHeld(m *Monitor) {
 }
 
 //go:noinline
+//lint:ignore U1000 called only from unlockGo and unlockHeld, which the assembly reaches
 func (m *Monitor) orderReleased(g int64, mw int32) { core.Released(&m.l, g, mw) }
 
 // unlockFailed panics for an Unlock by g, which does not hold m; or, if a
 // Cond wait of g lost its holds on m (see condvar.Cond.Wait), accounts for
 // one of them: it returns quietly when g is exiting by runtime.Goexit and
 // otherwise panics with the retake's panic value attached.
+//
+//lint:ignore U1000 called only from unlockGo and unlockHeld, which the assembly reaches
 func (m *Monitor) unlockFailed(g int64) {
 	if cause, quiet, ok := m.l.TakeLost(g); ok {
 		if quiet {

@@ -35,6 +35,8 @@ func rwRLock(rw *RWMonitor)
 func rwRUnlock(rw *RWMonitor)
 
 // Constants for the assembly (go_asm.h).
+//
+//lint:file-ignore U1000 the constants here are read only by the assembly, through go_asm.h
 const (
 	rwStateOff       = core.RWStateOffset
 	rwMetaOff        = core.RWMetaOffset

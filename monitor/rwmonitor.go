@@ -88,6 +88,8 @@ func (rw *RWMonitor) Lock() { rwLock(rw) }
 // an assembly fast path (rwfast_amd64.s) that does a re-entry or what
 // LockFast does, and jumps to rwLockGo, rwLockHeld or rwLockReaders for
 // everything else.
+//
+//lint:ignore U1000 rwfast_amd64.s jumps here; rwfast_go.go calls it where the assembly is not built
 func rwLockGo(rw *RWMonitor) {
 	g := gid.Get()
 	if rw.l.Writer() == g {
@@ -103,6 +105,8 @@ func rwLockGo(rw *RWMonitor) {
 
 // rwLockHeld is where the assembly goes when another goroutine holds the
 // writer lock, or writers are queued: straight to the slow path.
+//
+//lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
 func rwLockHeld(rw *RWMonitor) {
 	g := gid.Get()
 	rw.lockSlow(g)
@@ -113,6 +117,8 @@ func rwLockHeld(rw *RWMonitor) {
 // rwLockReaders is where the assembly goes when it took the writer lock
 // but found readers in: it lets the writer lock go again, as LockFast
 // does, and takes the slow path, which checks for an upgrade and waits.
+//
+//lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
 func rwLockReaders(rw *RWMonitor) {
 	g := gid.Get()
 	rw.l.Unlock(g)
@@ -121,6 +127,7 @@ func rwLockReaders(rw *RWMonitor) {
 	rw.acquired(g, false)
 }
 
+//lint:ignore U1000 called only from rwLockGo, rwLockHeld and rwLockReaders, which the assembly reaches
 func (rw *RWMonitor) lockSlow(g int64) {
 	rw.checkUpgrade(g)
 	if err := rw.l.Lock(g, nil, core.ClassRWMonitor); err != nil {
@@ -161,6 +168,7 @@ func (rw *RWMonitor) orderAcquired(g int64, try, read bool, mw int32) {
 }
 
 //go:noinline
+//lint:ignore U1000 called only from rwRUnlockGo, rwUnlockGo and rwUnlockHeld, which the assembly reaches
 func (rw *RWMonitor) orderReleased(g int64, read bool, mw int32) {
 	core.ReleasedRW(rw.l.WriterLock(), g, read, mw)
 }
@@ -263,6 +271,8 @@ func (rw *RWMonitor) Unlock() { rwUnlock(rw) }
 // rwUnlockHeld is where the assembly goes when the caller, the writer
 // with one write hold, saw no reader queued and its CompareAndSwap from
 // its ID to 0 failed: writers are queued.
+//
+//lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
 func rwUnlockHeld(rw *RWMonitor) {
 	g := gid.Get()
 	rw.wholds = 0
@@ -277,9 +287,13 @@ func rwUnlockHeld(rw *RWMonitor) {
 
 // rwUnlockWake is where the assembly goes when, having released the
 // write lock, it sees that a reader queued meanwhile: it wakes the queue.
+//
+//lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
 func rwUnlockWake(rw *RWMonitor) { rw.l.WakeQueuedReaders() }
 
 // rwUnlockGo is Unlock in Go; rwUnlock is it or its assembly fast path.
+//
+//lint:ignore U1000 rwfast_amd64.s jumps here; rwfast_go.go calls it where the assembly is not built
 func rwUnlockGo(rw *RWMonitor) {
 	g := gid.Get()
 	if rw.l.Writer() != g {
@@ -300,6 +314,8 @@ func rwUnlockGo(rw *RWMonitor) {
 // (see condvar.Cond.Wait), if there is one: it returns quietly when g is
 // exiting by runtime.Goexit and otherwise panics with the retake's panic
 // value attached. It returns false if g lost nothing.
+//
+//lint:ignore U1000 called only from runlockFailed and unlockFailed, which the assembly reaches
 func (rw *RWMonitor) lostHold(g int64, op string) bool {
 	cause, quiet, ok := rw.l.WriterLock().TakeLost(g)
 	if !ok {
@@ -311,6 +327,7 @@ func (rw *RWMonitor) lostHold(g int64, op string) bool {
 	return true
 }
 
+//lint:ignore U1000 called only from rwUnlockGo and rwUnlockHeld, which the assembly reaches
 func (rw *RWMonitor) unlockFailed(g int64) {
 	if rw.lostHold(g, "unlock") {
 		return
@@ -336,6 +353,8 @@ func (rw *RWMonitor) RLock() { rwRLock(rw) }
 // rwRLockGo is RLock in Go; rwRLock is it or its assembly fast path,
 // which does a re-entry or what RLockFast does, and jumps to rwRLockGo
 // (having changed nothing) or rwRLockRetreat for everything else.
+//
+//lint:ignore U1000 rwfast_amd64.s jumps here; rwfast_go.go calls it where the assembly is not built
 func rwRLockGo(rw *RWMonitor) {
 	g := gid.Get()
 	if !rw.l.ReenterRead(g) && !rw.l.RLockFast(g, true) {
@@ -349,6 +368,8 @@ func rwRLockGo(rw *RWMonitor) {
 // rwRLockRetreat is where the assembly goes when, having claimed the
 // caller's home slot, it sees that a writer came in meanwhile: it gives
 // the slot back and takes the slow path.
+//
+//lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
 func rwRLockRetreat(rw *RWMonitor) {
 	g := gid.Get()
 	rw.l.RetreatRead(g)
@@ -360,6 +381,8 @@ func rwRLockRetreat(rw *RWMonitor) {
 
 // rlockSlow takes a read hold that neither fast path could: a first
 // read that must wait, or a hold outside the home slot.
+//
+//lint:ignore U1000 called only from rwRLockGo and rwRLockRetreat, which the assembly reaches
 func (rw *RWMonitor) rlockSlow(g int64) {
 	if rw.l.HoldsRead(g) > 0 {
 		rw.l.AddReadHolds(g, 1)
@@ -469,6 +492,8 @@ func (rw *RWMonitor) RUnlock() { rwRUnlock(rw) }
 // rwRUnlockGo is RUnlock in Go; rwRUnlock is it or its assembly fast
 // path, which does what RUnlockFast does and jumps to rwRUnlockGo (having
 // changed nothing) or rwRUnlockWake for everything else.
+//
+//lint:ignore U1000 rwfast_amd64.s jumps here; rwfast_go.go calls it where the assembly is not built
 func rwRUnlockGo(rw *RWMonitor) {
 	g := gid.Get()
 	if r := rw.l.RUnlockFast(g); r != core.RUnlocked {
@@ -481,9 +506,13 @@ func rwRUnlockGo(rw *RWMonitor) {
 
 // rwRUnlockWake is where the assembly goes when it released the caller's
 // read lock and saw a writer waiting for the readers to leave.
+//
+//lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
 func rwRUnlockWake(rw *RWMonitor) { rw.l.WakeDrainer() }
 
 // runlockSlow finishes an RUnlock that the inlined fast path did not.
+//
+//lint:ignore U1000 called only from rwRUnlockGo, which the assembly reaches
 func (rw *RWMonitor) runlockSlow(g int64, r int) {
 	switch {
 	case r == core.RUnlockedWake:
@@ -493,6 +522,7 @@ func (rw *RWMonitor) runlockSlow(g int64, r int) {
 	}
 }
 
+//lint:ignore U1000 called only from runlockSlow, which the assembly reaches
 func (rw *RWMonitor) runlockFailed(g int64) {
 	if rw.lostHold(g, "runlock") {
 		return

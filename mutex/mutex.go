@@ -95,6 +95,8 @@ func (m *Mutex) Lock() { lock(m) }
 // assembly fast path (fast_amd64.s) that makes the same CompareAndSwap
 // and jumps here for everything else: a held mutex, Order mode, or no
 // fast goroutine ID.
+//
+//lint:ignore U1000 fast_amd64.s jumps here; fast_go.go calls it where the assembly is not built
 func lockGo(m *Mutex) {
 	g := gid.Get()
 	if !m.l.FastAcquire(g) {
@@ -109,6 +111,8 @@ func lockGo(m *Mutex) {
 // mutex is held or has waiters. It goes straight to the slow path, as
 // lockGo does after its own CompareAndSwap fails; another attempt at once
 // would only take the cache line from the holder again.
+//
+//lint:ignore U1000 only fast_amd64.s jumps here; unused where the assembly is not built
 func lockHeld(m *Mutex) {
 	g := gid.Get()
 	m.lockSlow(g)
@@ -117,6 +121,7 @@ func lockHeld(m *Mutex) {
 	}
 }
 
+//lint:ignore U1000 called only from lockGo and lockHeld, which the assembly reaches
 func (m *Mutex) lockSlow(g int64) {
 	if m.l.Owner() == g {
 		panic(recursive(g))
@@ -220,6 +225,8 @@ func (m *Mutex) Unlock() { unlock(m) }
 
 // unlockGo is Unlock in Go; unlock is it or its assembly fast path, as
 // for lockGo.
+//
+//lint:ignore U1000 fast_amd64.s jumps here; fast_go.go calls it where the assembly is not built
 func unlockGo(m *Mutex) {
 	g := gid.Get()
 	if !m.l.Release(g) {
@@ -234,6 +241,8 @@ func unlockGo(m *Mutex) {
 // unlockHeld is where the assembly goes when its CompareAndSwap failed:
 // waiters are queued, or the caller is not the holder. It goes straight
 // to the slow release, as unlockGo does after its own CompareAndSwap.
+//
+//lint:ignore U1000 only fast_amd64.s jumps here; unused where the assembly is not built
 func unlockHeld(m *Mutex) {
 	g := gid.Get()
 	if !m.l.ReleaseSlow(g) {
@@ -255,12 +264,15 @@ func (m *Mutex) orderAcquired(g int64, try bool, mw int32) {
 }
 
 //go:noinline
+//lint:ignore U1000 called only from unlockGo and unlockHeld, which the assembly reaches
 func (m *Mutex) orderReleased(g int64, mw int32) { core.Released(&m.l, g, mw) }
 
 // unlockFailed panics for an Unlock by g, which does not hold m; or, if a
 // Cond wait of g lost its hold on m (see Cond.Wait), returns quietly when
 // g is exiting by runtime.Goexit and otherwise panics with the retake's
 // panic value attached.
+//
+//lint:ignore U1000 called only from unlockGo and unlockHeld, which the assembly reaches
 func (m *Mutex) unlockFailed(g int64) {
 	if cause, quiet, ok := m.l.TakeLost(g); ok {
 		if quiet {

@@ -31,6 +31,8 @@ func rwRLock(rw *RWMutex)
 func rwRUnlock(rw *RWMutex)
 
 // Constants for the assembly (go_asm.h).
+//
+//lint:file-ignore U1000 the constants here are read only by the assembly, through go_asm.h
 const (
 	rwStateOff       = core.RWStateOffset
 	rwRsOff          = core.RWRsOffset

@@ -87,6 +87,8 @@ func (rw *RWMutex) Lock() { rwLock(rw) }
 // rwLockGo is Lock in Go. rwLock is either rwLockGo itself or, on amd64,
 // an assembly fast path (rwfast_amd64.s) that does what LockFast does and
 // jumps to rwLockGo, rwLockHeld or rwLockReaders for everything else.
+//
+//lint:ignore U1000 rwfast_amd64.s jumps here; rwfast_go.go calls it where the assembly is not built
 func rwLockGo(rw *RWMutex) {
 	g := gid.Get()
 	if !rw.l.LockFast(g) {
@@ -100,6 +102,8 @@ func rwLockGo(rw *RWMutex) {
 // rwLockHeld is where the assembly goes when its CompareAndSwap of the
 // writer lock failed: straight to the slow path, as rwLockGo after
 // LockFast fails.
+//
+//lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
 func rwLockHeld(rw *RWMutex) {
 	g := gid.Get()
 	rw.lockSlow(g)
@@ -111,6 +115,8 @@ func rwLockHeld(rw *RWMutex) {
 // rwLockReaders is where the assembly goes when it took the writer lock
 // but found readers in: it lets the writer lock go again, as LockFast
 // does, and takes the slow path, which checks for an upgrade and waits.
+//
+//lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
 func rwLockReaders(rw *RWMutex) {
 	g := gid.Get()
 	rw.l.Unlock(g)
@@ -120,6 +126,7 @@ func rwLockReaders(rw *RWMutex) {
 	}
 }
 
+//lint:ignore U1000 called only from rwLockGo, rwLockHeld and rwLockReaders, which the assembly reaches
 func (rw *RWMutex) lockSlow(g int64) {
 	rw.checkHolder(g, "lock")
 	if err := rw.l.Lock(g, nil, core.ClassRWMutex); err != nil {
@@ -228,6 +235,8 @@ func (rw *RWMutex) lockTimeoutSlow(g int64, d time.Duration) bool {
 func (rw *RWMutex) Unlock() { rwUnlock(rw) }
 
 // rwUnlockGo is Unlock in Go; rwUnlock is it or its assembly fast path.
+//
+//lint:ignore U1000 rwfast_amd64.s jumps here; rwfast_go.go calls it where the assembly is not built
 func rwUnlockGo(rw *RWMutex) {
 	g := gid.Get()
 	if !rw.l.Unlock(g) {
@@ -242,6 +251,8 @@ func rwUnlockGo(rw *RWMutex) {
 // rwUnlockHeld is where the assembly goes when it saw no reader queued
 // and its CompareAndSwap from the caller's ID to 0 failed: writers are
 // queued, or the caller is not the writer.
+//
+//lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
 func rwUnlockHeld(rw *RWMutex) {
 	g := gid.Get()
 	if !rw.l.UnlockHeld(g) {
@@ -255,12 +266,16 @@ func rwUnlockHeld(rw *RWMutex) {
 
 // rwUnlockWake is where the assembly goes when, having released the
 // write lock, it sees that a reader queued meanwhile: it wakes the queue.
+//
+//lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
 func rwUnlockWake(rw *RWMutex) { rw.l.WakeQueuedReaders() }
 
 // unlockFailed panics for an Unlock by g, which does not hold the write
 // lock; or, if a Cond wait of g lost its hold (see condvar.Cond.Wait),
 // accounts for it: it returns quietly when g is exiting by runtime.Goexit
 // and otherwise panics with the retake's panic value attached.
+//
+//lint:ignore U1000 called only from rwUnlockGo and rwUnlockHeld, which the assembly reaches
 func (rw *RWMutex) unlockFailed(g int64) {
 	if cause, quiet, ok := rw.l.WriterLock().TakeLost(g); ok {
 		if quiet {
@@ -290,6 +305,8 @@ func (rw *RWMutex) RLock() { rwRLock(rw) }
 // rwRLockGo is RLock in Go; rwRLock is it or its assembly fast path,
 // which does what RLockFast does and jumps to rwRLockGo (having changed
 // nothing) or rwRLockRetreat for everything else.
+//
+//lint:ignore U1000 rwfast_amd64.s jumps here; rwfast_go.go calls it where the assembly is not built
 func rwRLockGo(rw *RWMutex) {
 	g := gid.Get()
 	if !rw.l.RLockFast(g, false) {
@@ -303,6 +320,8 @@ func rwRLockGo(rw *RWMutex) {
 // rwRLockRetreat is where the assembly goes when, having claimed the
 // caller's home slot, it sees that a writer came in meanwhile: it gives
 // the slot back and takes the slow path.
+//
+//lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
 func rwRLockRetreat(rw *RWMutex) {
 	g := gid.Get()
 	rw.l.RetreatRead(g)
@@ -312,6 +331,7 @@ func rwRLockRetreat(rw *RWMutex) {
 	}
 }
 
+//lint:ignore U1000 called only from rwRLockGo and rwRLockRetreat, which the assembly reaches
 func (rw *RWMutex) rlockSlow(g int64) {
 	rw.checkHolder(g, "rlock")
 	if err := rw.l.RLockSlow(g, nil, core.ClassRWMutex); err != nil {
@@ -404,6 +424,8 @@ func (rw *RWMutex) RUnlock() { rwRUnlock(rw) }
 // rwRUnlockGo is RUnlock in Go; rwRUnlock is it or its assembly fast
 // path, which does what RUnlockFast does and jumps to rwRUnlockGo (having
 // changed nothing) or rwRUnlockWake for everything else.
+//
+//lint:ignore U1000 rwfast_amd64.s jumps here; rwfast_go.go calls it where the assembly is not built
 func rwRUnlockGo(rw *RWMutex) {
 	g := gid.Get()
 	if r := rw.l.RUnlockFast(g); r != core.RUnlocked {
@@ -416,9 +438,13 @@ func rwRUnlockGo(rw *RWMutex) {
 
 // rwRUnlockWake is where the assembly goes when it released the caller's
 // read lock and saw a writer waiting for the readers to leave.
+//
+//lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
 func rwRUnlockWake(rw *RWMutex) { rw.l.WakeDrainer() }
 
 // runlockSlow finishes an RUnlock that the inlined fast path did not.
+//
+//lint:ignore U1000 called only from rwRUnlockGo, which the assembly reaches
 func (rw *RWMutex) runlockSlow(g int64, r int) {
 	switch {
 	case r == core.RUnlockedWake:
@@ -428,6 +454,7 @@ func (rw *RWMutex) runlockSlow(g int64, r int) {
 	}
 }
 
+//lint:ignore U1000 called only from runlockSlow, which the assembly reaches
 func (rw *RWMutex) runlockFailed(g int64) {
 	if rw.l.Writer() == g {
 		panic(core.Misuse(fmt.Sprintf("mutex: runlock by goroutine %d of rwmutex it holds for writing (use Unlock)", g), ErrNotOwner))
@@ -441,6 +468,7 @@ func (rw *RWMutex) orderAcquired(g int64, try, read bool, mw int32) {
 }
 
 //go:noinline
+//lint:ignore U1000 called only from rwRUnlockGo, rwUnlockGo and rwUnlockHeld, which the assembly reaches
 func (rw *RWMutex) orderReleased(g int64, read bool, mw int32) {
 	core.ReleasedRW(rw.l.WriterLock(), g, read, mw)
 }
