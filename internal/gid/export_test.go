@@ -1,6 +1,8 @@
 package gid
 
+import "github.com/locksmith-go/locksmith/internal/rt"
+
 var (
 	Verify = verify
-	Parse  = parse
+	Parse  = rt.GoroutineID
 )

@@ -24,8 +24,9 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strconv"
 	"sync"
+
+	"github.com/locksmith-go/locksmith/internal/rt"
 )
 
 // verified reports whether Get's fast path was found to agree with
@@ -40,31 +41,13 @@ func Fast() bool { return verified }
 func Slow() int64 {
 	var buf [64]byte
 	n := runtime.Stack(buf[:], false)
-	id, ok := parse(buf[:n])
+	id, ok := rt.GoroutineID(buf[:n])
 	if !ok {
 		// The header of runtime.Stack has been "goroutine N [" since Go 1.0;
 		// if that ever changes every lock would misbehave, so say so loudly.
 		panic(fmt.Sprintf("locksmith/internal/gid: cannot parse goroutine header %q", buf[:n]))
 	}
 	return id
-}
-
-// parse reads N from a "goroutine N [...]" header.
-func parse(b []byte) (int64, bool) {
-	const prefix = "goroutine "
-	if len(b) < len(prefix) || string(b[:len(prefix)]) != prefix {
-		return 0, false
-	}
-	b = b[len(prefix):]
-	end := 0
-	for end < len(b) && b[end] >= '0' && b[end] <= '9' {
-		end++
-	}
-	id, err := strconv.ParseInt(string(b[:end]), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, false
-	}
-	return id, true
 }
 
 // verify compares fastGet with slowGet on the calling goroutine and on a new
