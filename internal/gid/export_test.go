@@ -2,7 +2,4 @@ package gid
 
 import "github.com/locksmith-go/locksmith/internal/rt"
 
-var (
-	Verify = verify
-	Parse  = rt.GoroutineID
-)
+var Parse = rt.GoroutineID
