@@ -1,4 +1,4 @@
-//go:build gc
+//go:build gc && !purego
 
 #include "textflag.h"
 
