@@ -66,7 +66,7 @@ func (d Domain) Bubble() bool { return d > DomOutside && d < DomUnknown }
 // returns the bubble's fake time and omits it), outside it always carries
 // one. This is the only public trace of bubble membership: the
 // internal/synctest package that knows it cannot be linked to. It costs
-// one clock read (a few tens of ns with a vDSO clock).
+// one clock read.
 func inBubble() bool {
 	t := time.Now()
 	return t == t.Round(0)
@@ -106,7 +106,7 @@ func cacheDomain(g int64, d Domain) {
 
 // CurDomain returns the calling goroutine's domain: a cache load when the
 // goroutine has asked before, else the clock test and, in a bubble only,
-// the goroutine's own stack header (a few µs, once per goroutine).
+// the goroutine's own stack header (once per goroutine).
 func CurDomain() Domain {
 	g := gid.Get()
 	if d, ok := cachedDomain(g); ok {
@@ -147,7 +147,7 @@ func bubbleDomain(id uint64) Domain {
 }
 
 // domainOf returns goroutine g's Domain. A cache miss costs a dump of every
-// goroutine's stack (which stops the world for a moment, tens of µs), so
+// goroutine's stack (which stops the world for a moment), so
 // it is asked only by a goroutine that is about to park inside a bubble,
 // about a lock holder it has not met on a slow path. A goroutine that is
 // not found (it has exited) is reported as DomUnknown. An answer of
