@@ -1,6 +1,7 @@
 //go:build gc && !purego
 
 #include "textflag.h"
+#include "../rt/gstack_amd64.h"
 
 // func Record(skip int, rec []uintptr) int
 //
@@ -27,9 +28,7 @@ TEXT ·Record(SB),NOSPLIT,$0-40
 	MOVQ skip+0(FP), DX
 	MOVQ DX, (DI)          // rec[0] = skip
 	MOVQ $1, AX
-	MOVQ (TLS), R9         // g
-	MOVQ 0(R9), R10        // g.stack.lo
-	MOVQ 8(R9), R11        // g.stack.hi
+	GSTACK(R9, R10, R11)   // g, g.stack.lo, g.stack.hi
 	SUBQ $16, R11          // the highest frame record that fits
 	MOVQ 0(SP), DX         // pc: the return PC into the caller
 	MOVQ BP, SI            // fp: the caller's frame pointer
