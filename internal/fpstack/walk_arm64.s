@@ -20,6 +20,8 @@ TEXT ·Record(SB),NOSPLIT|NOFRAME,$0-40
 	MOVD skip+0(FP), R5
 	MOVD R5, (R0)          // rec[0] = skip
 	MOVD $1, R2
+	MOVBU ·walkOK(SB), R8
+	CBZ R8, slow           // the start-up check found the walk wrong
 	GSTACK(R3, R4)         // g.stack.lo, g.stack.hi
 	SUB $16, R4, R4        // the highest frame record that fits
 	MOVD LR, R5            // pc: the return PC into the caller

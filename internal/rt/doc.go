@@ -42,8 +42,13 @@
 //     (g.stack.lo, g.stack.hi), and the gc ABI's frame records. The walk
 //     stays an assembly function of fpstack, not a wrapper of rt, so that
 //     it starts from its caller's frame whether or not a wrapper would be
-//     inlined. Check: none at start-up yet; the tests compare it with
-//     runtime.Callers. Fallback: runtime.Callers under purego, other
+//     inlined; the loads of the bounds come from rt's GSTACK macro
+//     (gstack_amd64.h, gstack_arm64.h). Check: at start-up fpstack
+//     compares the walk, symbolised, with runtime.Callers on two
+//     goroutines (fpstack/check.go); if they differ, Record hands every
+//     stack to runtime.Callers and one warning goes to stderr. Its tests
+//     compare the two for every kind of frame. Fallback: runtime.Callers
+//     under purego, other
 //     compilers and other architectures (walk_other.go). Re-check: that
 //     stack is the g's first field, and fpstack's tests.
 //  7. runtime.Stack text (stack.go, states.go): goroutine headers, frames
