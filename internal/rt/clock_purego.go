@@ -2,31 +2,22 @@
 
 package rt
 
-import (
-	"sync/atomic"
-	"time"
-)
+import "sync/atomic"
 
-// start is the origin of Nanotime, taken during package initialisation,
-// which never runs inside a synctest bubble: it carries a monotonic
-// reading.
-var start = time.Now()
+// start is the origin of Nanotime, from wallNanos at initialisation.
+var start = wallNanos()
 
 // last is the largest reading Nanotime has returned.
 var last atomic.Int64
 
-// Nanotime returns the nanoseconds since start on the monotonic clock of
-// package time. Inside a testing/synctest bubble time.Now reads the
-// bubble's fake clock and carries no monotonic reading: there Nanotime
-// stands still at the largest reading taken outside bubbles (so it never
-// mixes fake time with real time, and never goes back), and waits inside
-// bubbles are measured from readings taken outside them.
+// Nanotime returns the nanoseconds since start, never less than a reading
+// it returned before. On Unix it reads the system's real-time clock
+// (gettimeofday), which is real also inside a synctest bubble, where
+// time.Now reads the bubble's fake clock; a step of that clock backwards
+// holds Nanotime still until it catches up, a step forward shows as
+// elapsed time. Elsewhere see wallNanos.
 func Nanotime() int64 {
-	t := time.Now()
-	if t == t.Round(0) { // no monotonic reading: inside a bubble
-		return last.Load()
-	}
-	now := int64(t.Sub(start))
+	now := wallNanos() - start
 	for {
 		l := last.Load()
 		if now <= l {

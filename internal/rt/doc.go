@@ -16,8 +16,9 @@
 //  2. Nanotime (clock.go): runtime.nanotime by //go:linkname
 //     (runtime/time_nofake.go keeps it for go.dev/issue/67401), real time
 //     also inside synctest bubbles. Check: the link fails if it goes.
-//     Fallback: purego (clock_purego.go), time.Since of a reading taken
-//     at initialisation, standing still inside bubbles. Re-check: the
+//     Fallback: purego (clock_purego*.go), gettimeofday on Unix, real
+//     inside bubbles too; elsewhere time's monotonic clock, which stands
+//     still inside bubbles. Re-check: the
 //     linkname list of runtime/time_nofake.go.
 //  3. CanSpin, DoSpin (spin.go): sync.runtime_canSpin and runtime_doSpin
 //     by //go:linkname (runtime/proc.go). Check: the link. Fallback:

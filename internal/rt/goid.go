@@ -17,8 +17,11 @@ var goidVerified = setupGoid(os.Stderr)
 func GoidFast() bool { return goidVerified }
 
 // SlowGoid returns the calling goroutine's ID by parsing runtime.Stack.
+// It allocates nothing once warm: runtime.Stack keeps its buffer, which
+// would otherwise escape to the heap on every call, so the buffers come
+// from a pool.
 func SlowGoid() int64 {
-	var buf [64]byte
+	buf := stackBufs.Get().(*[64]byte)
 	n := runtime.Stack(buf[:], false)
 	id, ok := GoroutineID(buf[:n])
 	if !ok {
@@ -26,8 +29,11 @@ func SlowGoid() int64 {
 		// if that ever changes every lock would misbehave, so say so loudly.
 		panic(fmt.Sprintf("locksmith/internal/rt: cannot parse goroutine header %q", buf[:n]))
 	}
+	stackBufs.Put(buf)
 	return id
 }
+
+var stackBufs = sync.Pool{New: func() any { return new([64]byte) }}
 
 // verifyGoid compares fastGet with slowGet on the calling goroutine and on
 // a new one. It returns true when they agree; otherwise it writes one

@@ -66,13 +66,19 @@ func GoroutineID(b []byte) (int64, bool) {
 	if !bytes.HasPrefix(b, []byte(prefix)) {
 		return 0, false
 	}
-	b = b[len(prefix):]
-	end := 0
-	for end < len(b) && b[end] >= '0' && b[end] <= '9' {
-		end++
+	var id int64 // parsed by hand: strconv would allocate the string
+	digits := 0
+	for _, c := range b[len(prefix):] {
+		if c < '0' || c > '9' {
+			break
+		}
+		if id > (1<<63-1-int64(c-'0'))/10 {
+			return 0, false // overflows int64
+		}
+		id = id*10 + int64(c-'0')
+		digits++
 	}
-	id, err := strconv.ParseInt(string(b[:end]), 10, 64)
-	if err != nil || id <= 0 {
+	if digits == 0 || id <= 0 {
 		return 0, false
 	}
 	return id, true
