@@ -49,9 +49,9 @@
 //     goroutines (fpstack/check.go); if they differ, Record hands every
 //     stack to runtime.Callers and one warning goes to stderr. Its tests
 //     compare the two for every kind of frame. Fallback: runtime.Callers
-//     under purego, other
-//     compilers and other architectures (walk_other.go). Re-check: that
-//     stack is the g's first field, and fpstack's tests.
+//     under purego, other compilers and other architectures
+//     (walk_other.go). Re-check: that stack is the g's first field, and
+//     fpstack's tests.
 //  7. runtime.Stack text (stack.go, states.go): goroutine headers, frames
 //     and "created by" lines as runtime/traceback.go writes them, read by
 //     gid's slow path, internal/core's bubble domains and detect's
