@@ -86,20 +86,18 @@ const (
 // reuse a few hundred slots rather than go round the whole table: under
 // the race detector every slot whose word has been used atomically has
 // its own synchronization object and vector clock (over 500 bytes), and
-// 4096 slots' worth (2.5 MB) do not stay in the cache. In the same
-// interleaved runs of BenchmarkOrderShortLivedGoroutines/shared under
-// -race, Order mode took a median 9.9 and 13.7 us of CPU time a goroutine
-// (two rounds of 6 and 8 runs) with 256 homes, against 12.1 and 14.9 us
-// with 4096 homes (and a table twice the size beyond them); one pass of
-// the sweeper over a table used by 4096 goroutines in turn
-// (BenchmarkOrderGoroutineRecord/sweep) took 0.3-0.7 ms against 0.9-10.6
-// ms (AMD EPYC, 2 vCPUs heavily loaded, Go 1.26.8).
+// 4096 slots' worth (2.5 MB) do not stay in the cache. With 256 homes
+// Order mode costs a short-lived goroutine less CPU time than with 4096
+// (and a table twice the size beyond them), and a pass of the sweeper
+// over a table used by 4096 goroutines in turn is several times shorter:
+// BenchmarkOrderShortLivedGoroutines/shared under -race and
+// BenchmarkOrderGoroutineRecord/sweep show both.
 //
 // Rejected alternative: a sharded map under a mutex per shard for every
 // lookup, which cost two atomic read-modify-writes per acquisition and
 // per release (two nested locks in Order mode, as go test -run '^$'
-// -bench MutexNestedPair ./bench/detectcost measures them, took 145 ns
-// against 85 ns with this table on an AMD EPYC).
+// -bench MutexNestedPair ./bench/detectcost measures them, cost over
+// one and a half times what they cost with this table).
 const (
 	gslots         = 4096
 	homeSlots      = 256
@@ -159,9 +157,9 @@ func enter(g int64, create bool) *gstate {
 // operations), so the owner's change must exclude it at every release.
 // A flag of the owner's own, set, checked against the sweeper's and
 // cleared (a store, a load and a store, Dekker's way) instead of the
-// CompareAndSwap and the store would save under the race detector about
-// 70 ns a release (370 against 440 ns in a new goroutine, AMD EPYC),
-// under 1 % of what a short-lived goroutine costs in
+// CompareAndSwap and the store would save under the race detector a
+// sixth of a release in a new goroutine, under 1 % of what a
+// short-lived goroutine costs in
 // BenchmarkOrderShortLivedGoroutines, for a second exclusion protocol
 // beside the CompareAndSwaps of the sweeper and of claims.
 func enterHeld(g int64) *gstate {
@@ -200,9 +198,9 @@ func enterSlow(g int64, create bool, w int64) *gstate {
 // probe returns g's gstate, or, if g has none, a slot that g may take
 // (c, seen holding cw; nil if none), found in the same loads: its home
 // slot if free or idle, else the first free slot of its probe sequence,
-// else the first idle one. Each probe is an atomic load, which costs 100
-// to 250 ns under the race detector, as every short-lived goroutine's
-// first lock does: so the home slot's away count comes first, and while
+// else the first idle one. Each probe is an atomic load, dear under the
+// race detector, as every short-lived goroutine's first lock is: so the
+// home slot's away count comes first, and while
 // it is 0 (no goroutine of that home is kept elsewhere) the home slot
 // alone answers, and a goroutine that has no gstate pays two loads to
 // learn it and one CompareAndSwap to take its home slot, free or idle.

@@ -1,12 +1,12 @@
 package detect
 
 import (
-	"bytes"
 	"runtime"
 	"strconv"
 	"strings"
 
 	"github.com/locksmith-go/locksmith/internal/fpstack"
+	"github.com/locksmith-go/locksmith/internal/rt"
 )
 
 // Frames of these packages are the detector's and the locks' own, not the
@@ -69,50 +69,22 @@ func goroutineStacks(want map[int64]bool) map[int64][]Frame {
 	return parseStacks(buf, want)
 }
 
-// parseStacks parses runtime.Stack(all) output:
-//
-//	goroutine 7 [sync.Mutex.Lock]:
-//	pkg.fn(0x1, ...)
-//		/path/file.go:12 +0x45
+// parseStacks returns the trimmed frames of the goroutines in want that
+// buf, a runtime.Stack(all) text, holds (see rt.Goroutines).
 func parseStacks(buf []byte, want map[int64]bool) map[int64][]Frame {
 	out := map[int64][]Frame{}
-	for _, block := range bytes.Split(buf, []byte("\n\n")) {
-		lines := strings.Split(strings.TrimSpace(string(block)), "\n")
-		if len(lines) == 0 || !strings.HasPrefix(lines[0], "goroutine ") {
+	for h, stack := range rt.Goroutines(buf) {
+		if !want[h.ID] {
 			continue
 		}
-		head := strings.TrimPrefix(lines[0], "goroutine ")
-		sp := strings.IndexByte(head, ' ')
-		if sp < 0 {
-			continue
-		}
-		id, err := strconv.ParseInt(head[:sp], 10, 64)
-		if err != nil || !want[id] {
-			continue
-		}
+		all, _ := stack.Frames()
 		frames := []Frame{} // non-nil: the goroutine was found (alive), even if every frame is trimmed
-		for i := 1; i+1 < len(lines); i += 2 {
-			fn := lines[i]
-			if strings.HasPrefix(fn, "created by ") {
-				break
-			}
-			if p := strings.LastIndexByte(fn, '('); p > 0 {
-				fn = fn[:p]
-			}
-			loc := strings.TrimSpace(lines[i+1])
-			if p := strings.LastIndex(loc, " +0x"); p > 0 {
-				loc = loc[:p]
-			}
-			file, line := loc, 0
-			if p := strings.LastIndexByte(loc, ':'); p > 0 {
-				file = loc[:p]
-				line, _ = strconv.Atoi(loc[p+1:])
-			}
-			if !isTrimmed(fn) {
-				frames = append(frames, Frame{Function: fn, File: file, Line: line})
+		for _, f := range all {
+			if !isTrimmed(f.Function) {
+				frames = append(frames, Frame{Function: f.Function, File: f.File, Line: f.Line})
 			}
 		}
-		out[id] = frames
+		out[h.ID] = frames
 	}
 	return out
 }

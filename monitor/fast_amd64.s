@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 #include "go_asm.h"
-#include "../internal/gid/goid_amd64.h"
+#include "../internal/rt/goid_amd64.h"
 
 // func lock(m *Monitor)
 //
@@ -19,11 +19,8 @@
 // first entry a mask, a compare and a branch before its CompareAndSwap;
 // trying the CompareAndSwap first and reading the owner from a failure
 // (LOCK CMPXCHGQ leaves the word in AX) makes a re-entry pay a locked
-// instruction. In one process on an AMD EPYC (minimum of 301 interleaved
-// rounds of 100,000 pairs), owner first: first entry 6.0-6.1 ns, re-entry
-// 4.5; CompareAndSwap first: 5.9 and 4.6; zero first: 5.9 and 4.5
-// (mutex.Mutex 5.7-5.8 ns, the floor lock 6.2-6.3 ns). A held monitor
-// costs no CompareAndSwap at all.
+// instruction. Testing for 0 first costs neither. A held monitor costs no
+// CompareAndSwap at all.
 //
 // Why the first entry is the straight line and the re-entry the jump,
 // starting a 32-byte block of its own: a pair is two calls of a few
@@ -34,18 +31,17 @@
 // before it); the first entry, from the ID read to its RET, fits in that
 // line's first 50 bytes, and PCALIGN $32 puts the re-entry at the start
 // of the next line instead of across the boundary. Unlock keeps its
-// last release, the first entry's other half, in line too. Measured in
-// alternating processes on an AMD EPYC, Zen 3, 2 cores, Go 1.26.8 (each
-// the median of 21 per-round ratios, 1,000,000 pairs a round: go run
-// ./bench/cmd/lockbench -locks 'floor.GoidLock,mutex.Mutex/detect=cycles,
-// monitor.Monitor/detect=cycles,monitor.Monitor.depth2/detect=cycles'
-// -workload headline -goroutines 1 -rounds 21), first entry against
-// mutex.Mutex's pair and re-entry against the floor lock's pair: the
-// first entry behind the jump and the re-entry in line, 1.12-1.18x and
-// 0.68-0.70x (1.02x in one process of 11, where mutex.Mutex itself ran
-// slow); the first entry in line and the re-entry behind the jump,
-// straddling the line, 1.06-1.10x and 0.75-0.82x; as here, 1.07-1.13x
-// (median 1.09x, 6 processes of 7 at or under 1.10x) and 0.72-0.77x.
+// last release, the first entry's other half, in line too. Of the
+// layouts tried (the first entry behind the jump and the re-entry in
+// line; the first entry in line and the re-entry straddling the line;
+// this one), this one balances the two: its first entry comes about as
+// close to mutex.Mutex's pair as the layout best for it, whose re-entry
+// is dearer, and its re-entry stays well under the floor lock's pair,
+// where the layout best for the re-entry costs the first entry most.
+// Alternating processes of this command show it (the first entry against
+// mutex.Mutex's pair, the re-entry against the floor lock's):
+//
+//	go run ./bench/cmd/lockbench -locks 'floor.GoidLock,mutex.Mutex/detect=cycles,monitor.Monitor/detect=cycles,monitor.Monitor.depth2/detect=cycles' -workload headline -goroutines 1 -rounds 21
 TEXT ·lock(SB),NOSPLIT,$0-8
 	PCALIGN $64
 	MOVQ ·fastWord(SB), BX
@@ -88,11 +84,9 @@ slow:
 //
 // As in lock, the last release is in line and the re-entry behind the
 // jump; PCALIGN $16 starts the re-entry on the next 16-byte block, which
-// here is the next cache line, instead of across the line. Alternating
-// quiet processes on the AMD EPYC (7 each, lock's command above): the
-// re-entry pair against the floor lock's, 0.66-0.75x (median 0.74x)
-// across the line, 0.61-0.71x (median 0.66x) aligned; the first entry
-// unchanged within the noise (Monitor/Mutex medians 1.10x and 1.06x).
+// here is the next cache line, instead of across the line: that makes the
+// re-entry pair cheaper and leaves the first entry as it was (lock's
+// lockbench command above shows both).
 TEXT ·unlock(SB),NOSPLIT,$0-8
 	PCALIGN $64
 	MOVQ ·fastWord(SB), BX

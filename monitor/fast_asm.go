@@ -19,11 +19,9 @@ import (
 //
 // Unlock's last hold is released by the CompareAndSwap alone, which is
 // also its owner check, without first reading the state word and writing
-// the hold count. Rejected alternative: that read and write first; on an AMD
-// EPYC the first-entry pair cost 1.00-1.04x the floor lock's with them
-// and 0.94-0.97x without, and re-entry (a state read and the hold count)
-// 0.72-0.75x against 0.69x (go test -run '^$' -bench
-// 'Monitor(Uncontended|Reentry)' ./monitor).
+// the hold count. Rejected alternative: that read and write first, which
+// made both the first-entry pair and the re-entry pair dearer (go test
+// -run '^$' -bench 'Monitor(Uncontended|Reentry)' ./monitor).
 //
 // No go:noescape: the slow paths keep m (Order mode records the lock).
 func lock(m *Monitor)

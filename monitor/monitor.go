@@ -73,16 +73,14 @@ type Monitor struct {
 	// It comes first, so that it shares a cache line with the lock's
 	// state word, 8 bytes on (always, for a Monitor allocated on its own,
 	// which its size class places at a multiple of 32 bytes; in most
-	// places inside a larger struct); after the Lock it sat 72 bytes on,
-	// always on another line. In 10
-	// alternating quiet processes on an AMD EPYC (lockbench, as in
-	// fast_amd64.s), a first-entry pair cost 1.03-1.08x mutex.Mutex's
-	// (median 1.06x) with it first and 1.06-1.12x (median 1.08x) after
-	// the Lock, better in 9 of the 10 pairs of processes.
+	// places inside a larger struct); after the Lock, 72 bytes on, it
+	// would always be on another line, and a first-entry pair costs more
+	// (lockbench, with the command in fast_amd64.s, shows the pair
+	// against mutex.Mutex's).
 	//
 	// Rejected alternatives: the hold count itself, which a first entry
-	// sets to 1 after its CompareAndSwap (the first-entry pair cost 1.03x
-	// mutex.Mutex's with that store, 1.02x without, on an AMD EPYC); and
+	// sets to 1 after its CompareAndSwap (a store that makes the
+	// first-entry pair dearer, as the same command shows); and
 	// two counts, re-entries and their releases, each written by one
 	// side, so that Lock and Unlock do not pass the count through memory
 	// to each other (two store-to-load forwards per re-entry pair): it
@@ -116,8 +114,9 @@ func (m *Monitor) Lock() { lock(m) }
 
 // lockGo is Lock in Go. lock is either lockGo itself or, on amd64, an
 // assembly fast path (fast_amd64.s) that does the same for a first entry
-// or a re-entry and jumps here for everything else: a monitor held by
-// another goroutine, Order mode, or no fast goroutine ID.
+// or a re-entry; it jumps to lockHeld for a monitor held by another
+// goroutine or with waiters (or a failed CompareAndSwap), and here for
+// Order mode or no fast goroutine ID.
 //
 //lint:ignore U1000 fast_amd64.s jumps here; fast_go.go calls it where the assembly is not built
 func lockGo(m *Monitor) {

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 #include "go_asm.h"
-#include "../internal/gid/goid_amd64.h"
+#include "../internal/rt/goid_amd64.h"
 
 // Fields of the core.RWLock inside an RWMonitor.
 #define STATE (RWMonitor_l+const_rwStateOff)

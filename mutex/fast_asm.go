@@ -18,12 +18,11 @@ import (
 // (the compiler cannot inline it), and Lock in Go then cannot be inlined
 // into its caller either (two calls, the ID and the slow path, cost 114
 // against the inliner's budget of 80). A pair in Go is four calls:
-// Lock, gid.Get, Unlock, gid.Get, and on an AMD EPYC (2 cores, Go 1.26)
-// cost 8.2-8.4 ns against 6.2-6.3 ns for bench.FloorLock (goid.Get and
-// one CompareAndSwap per call; its Unlock inlines) and 4.9-5.1 ns for
-// sync.Mutex. Here Lock and Unlock inline to one call each, and the
-// pair cost 5.9 ns in the same measurement (go test -run '^$' -bench
-// MutexUncontended ./mutex; the Go code alone with -tags purego).
+// Lock, gid.Get, Unlock, gid.Get, dearer than bench.FloorLock's pair
+// (goid.Get and one CompareAndSwap per call; its Unlock inlines). Here
+// Lock and Unlock inline to one call each, and the pair costs less than
+// the floor lock's (go test -run '^$' -bench MutexUncontended ./mutex;
+// the Go code alone with -tags purego).
 //
 // No go:noescape: the slow paths keep m (Order mode records the lock).
 func lock(m *Mutex)

@@ -92,9 +92,9 @@ func init() {
 func (m *Mutex) Lock() { lock(m) }
 
 // lockGo is Lock in Go. lock is either lockGo itself or, on amd64, an
-// assembly fast path (fast_amd64.s) that makes the same CompareAndSwap
-// and jumps here for everything else: a held mutex, Order mode, or no
-// fast goroutine ID.
+// assembly fast path (fast_amd64.s) that makes the same CompareAndSwap;
+// it jumps to lockHeld when that fails (a held mutex, or waiters), and
+// here for Order mode or no fast goroutine ID.
 //
 //lint:ignore U1000 fast_amd64.s jumps here; fast_go.go calls it where the assembly is not built
 func lockGo(m *Mutex) {

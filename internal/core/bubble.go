@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/gid"
+	"github.com/locksmith-go/locksmith/internal/rt"
 )
 
 // Domains: which testing/synctest bubble a goroutine belongs to.
@@ -64,7 +66,7 @@ func (d Domain) Bubble() bool { return d > DomOutside && d < DomUnknown }
 // returns the bubble's fake time and omits it), outside it always carries
 // one. This is the only public trace of bubble membership: the
 // internal/synctest package that knows it cannot be linked to. It costs
-// one clock read (a few tens of ns with a vDSO clock).
+// one clock read.
 func inBubble() bool {
 	t := time.Now()
 	return t == t.Round(0)
@@ -104,7 +106,7 @@ func cacheDomain(g int64, d Domain) {
 
 // CurDomain returns the calling goroutine's domain: a cache load when the
 // goroutine has asked before, else the clock test and, in a bubble only,
-// the goroutine's own stack header (a few µs, once per goroutine).
+// the goroutine's own stack header (once per goroutine).
 func CurDomain() Domain {
 	g := gid.Get()
 	if d, ok := cachedDomain(g); ok {
@@ -112,7 +114,7 @@ func CurDomain() Domain {
 	}
 	d := DomOutside
 	if inBubble() {
-		var buf [128]byte
+		var buf [1024]byte // a header with long labels is cut: DomUnknown, safe
 		n := runtime.Stack(buf[:], false)
 		d = headerDomain(buf[:n])
 	}
@@ -124,33 +126,28 @@ func CurDomain() Domain {
 // bubble (for package detect's watchdog).
 func InBubble() bool { return CurDomain() != DomOutside }
 
-// headerDomain reads the bubble from a goroutine header as
-// runtime/traceback.go writes it: "goroutine 7 [chan receive, synctest
-// bubble 3]:". A header without a readable bubble ID names no bubble the
-// code can match: DomUnknown.
+// headerDomain reads the bubble from a goroutine header (rt.ParseHeader):
+// "goroutine 7 [chan receive, synctest bubble 3]:". A header without a
+// readable bubble ID names no bubble the code can match: DomUnknown.
 func headerDomain(stack []byte) Domain {
-	if i := bytes.IndexByte(stack, '\n'); i >= 0 {
-		stack = stack[:i]
-	}
-	const mark = ", synctest bubble "
-	i := bytes.Index(stack, []byte(mark)) // before any labels
-	if i < 0 {
+	h, ok := rt.ParseHeader(stack)
+	if !ok {
 		return DomUnknown
 	}
-	rest := stack[i+len(mark):]
-	j := 0
-	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
-		j++
-	}
-	id, err := strconv.ParseUint(string(rest[:j]), 10, 64)
-	if err != nil || id == 0 || id+1 >= uint64(DomUnknown) {
+	return bubbleDomain(h.Bubble)
+}
+
+// bubbleDomain returns the Domain of the bubble of ID id, from a header:
+// DomUnknown for 0 (none) or an ID too large for a Domain.
+func bubbleDomain(id uint64) Domain {
+	if id == 0 || id+1 >= uint64(DomUnknown) {
 		return DomUnknown
 	}
 	return Domain(id + 1)
 }
 
 // domainOf returns goroutine g's Domain. A cache miss costs a dump of every
-// goroutine's stack (which stops the world for a moment, tens of µs), so
+// goroutine's stack (which stops the world for a moment), so
 // it is asked only by a goroutine that is about to park inside a bubble,
 // about a lock holder it has not met on a slow path. A goroutine that is
 // not found (it has exited) is reported as DomUnknown. An answer of
@@ -216,7 +213,7 @@ func headerOf(dump []byte, g int64) string {
 //     bubble reported outside makes the waiter park on sem: safe.
 //   - Any goroutine is put in a bubble while it runs one of that bubble's
 //     timers, so a running or runnable goroutine's bubble is not cached
-//     either (stableStatus).
+//     either (rt.Transient).
 //   - The caller of synctest.Test is counted in the bubble while it waits
 //     for the bubble to end (internal/synctest.Run is on its stack), and
 //     outside it afterwards, so it is reported but not cached.
@@ -227,65 +224,19 @@ func headerOf(dump []byte, g int64) string {
 // goroutine of a bubble detached for a moment.
 func fillFromDump(dump []byte, g int64) Domain {
 	found := DomUnknown
-	for len(dump) > 0 {
-		block := dump // one goroutine: its header, then its frames
-		if i := bytes.Index(dump, []byte("\n\n")); i >= 0 {
-			block, dump = dump[:i], dump[i+2:]
-		} else {
-			dump = nil
-		}
-		line := block
-		if i := bytes.IndexByte(block, '\n'); i >= 0 {
-			line = block[:i]
-		}
-		const prefix = "goroutine "
-		if !bytes.HasPrefix(line, []byte(prefix)) {
-			continue
-		}
-		rest := line[len(prefix):]
-		sp := bytes.IndexByte(rest, ' ')
-		if sp < 0 || len(rest) < sp+2 || rest[sp+1] != '[' {
-			continue
-		}
-		id, err := strconv.ParseInt(string(rest[:sp]), 10, 64)
-		if err != nil {
-			continue
-		}
+	for h, stack := range rt.Goroutines(dump) {
 		d := DomOutside
-		bubbled := bytes.Contains(line, []byte(", synctest bubble "))
+		bubbled := h.Bubble != 0
 		if bubbled {
-			d = headerDomain(line)
+			d = bubbleDomain(h.Bubble)
 		}
-		if id == g {
+		if h.ID == g {
 			found = d
 		}
-		root := bytes.HasPrefix(rest[sp+2:], []byte("synctest.Run")) ||
-			bytes.Contains(block, []byte("\ninternal/synctest.Run("))
-		if bubbled && !root && stableStatus(rest[sp+2:]) {
-			cacheDomain(id, d)
+		root := strings.HasPrefix(h.State, "synctest.Run") || stack.HasFrame("internal/synctest.Run")
+		if bubbled && !root && !rt.Transient(h.State) {
+			cacheDomain(h.ID, d)
 		}
 	}
 	return found
-}
-
-// unstable lists the states, as goroutine headers write them, in which a
-// goroutine's association with a bubble may be temporary (see
-// fillFromDump): running or runnable (running a timer, assisting the
-// garbage collector, or preempted there), and the waits of the garbage
-// collector and of the caller of synctest.Test.
-var unstable = [][]byte{
-	[]byte("running"), []byte("runnable"), []byte("GC "), []byte("garbage collection"),
-	[]byte("force gc"), []byte("semacquire"), []byte("stopping the world"),
-	[]byte("wait for GC cycle"), []byte("synctest.Run"),
-}
-
-// stableStatus reports whether a header's state, the text after "[",
-// is one whose bubble is the goroutine's own.
-func stableStatus(state []byte) bool {
-	for _, u := range unstable {
-		if bytes.HasPrefix(state, u) {
-			return false
-		}
-	}
-	return true
 }

@@ -74,7 +74,10 @@ func TestHeaderDomain(t *testing.T) {
 	}{
 		{"goroutine 7 [running, synctest bubble 3]:\nmain.f()", 4},
 		{"goroutine 7 [chan receive (durable), 2 minutes, synctest bubble 12]:", 13},
-		{`goroutine 7 [select, synctest bubble 1] labels:{"k": ", synctest bubble 9"}:`, 2},
+		// Go 1.26's GODEBUG=tracebacklabels=1 prints labels last in the
+		// bracket, and a label may read like a field.
+		{`goroutine 7 [select, synctest bubble 1 labels:{"k": ", synctest bubble 9"}]:`, 2},
+		{`goroutine 7 [select labels:{"k": ", synctest bubble 9]:"}]:`, DomUnknown},
 		{"goroutine 7 [running]:", DomUnknown},
 		{"goroutine 7 [running, synctest bubble x]:", DomUnknown},
 		{"goroutine 7 [running, synctest bubble 99999999]:", DomUnknown},
@@ -118,6 +121,17 @@ func TestFillFromDump(t *testing.T) {
 		assert.False(t, ok, "the caller of synctest.Test is not cached")
 	}
 	assert.Equal(t, DomUnknown, fillFromDump([]byte(dump), 3), "a goroutine not in the dump")
+}
+
+// TestFillFromDumpLabels: with GODEBUG=tracebacklabels=1, a goroutine
+// outside bubbles whose label reads like a bubble field is outside, and
+// is not cached.
+func TestFillFromDumpLabels(t *testing.T) {
+	const g = 1<<39 + 6
+	dump := `goroutine 549755813894 [chan receive labels:{"k": ", synctest bubble 9]:", "j": "x, synctest bubble 9"}]:` + "\nmain.f()\n\t/src/main.go:3 +0x1\n"
+	assert.Equal(t, DomOutside, fillFromDump([]byte(dump), g))
+	_, ok := cachedDomain(g)
+	assert.False(t, ok)
 }
 
 // The runtime detaches a goroutine from its bubble while it starts a

@@ -27,6 +27,10 @@
 // the table's layout. Frames tells the wrappers by their names instead,
 // which the tests check against runtime.Callers for each kind.
 //
-// Other architectures, other compilers and the purego build tag use
+// At start-up the walk is checked against runtime.Callers, as gid checks
+// its goroutine IDs (check.go): if they disagree, Record hands every
+// stack to runtime.Callers and one warning goes to stderr. The loads of
+// the g's stack bounds come from internal/rt's GSTACK macro. Other
+// architectures, other compilers and the purego build tag use
 // runtime.Callers.
 package fpstack

@@ -1,6 +1,7 @@
 //go:build gc && !purego
 
 #include "textflag.h"
+#include "../rt/gstack_amd64.h"
 
 // func Record(skip int, rec []uintptr) int
 //
@@ -15,7 +16,9 @@
 // (the system-stack frame pointer that a cgo callback's entry saved, a
 // garbage word) ends the walk before it is read, and Record gives the
 // stack to recordCallers (a tail call: recordCallers returns to Record's
-// caller, with Record's arguments). Assembly is not preempted
+// caller, with Record's arguments), as it does every stack if
+// the start-up check found the walk wrong (walkOK false, check.go). The
+// loads of g.stack come from internal/rt's GSTACK macro. Assembly is not preempted
 // asynchronously and this function never grows the stack (NOSPLIT, no
 // frame), so the stack cannot move during the walk.
 TEXT ·Record(SB),NOSPLIT,$0-40
@@ -27,9 +30,9 @@ TEXT ·Record(SB),NOSPLIT,$0-40
 	MOVQ skip+0(FP), DX
 	MOVQ DX, (DI)          // rec[0] = skip
 	MOVQ $1, AX
-	MOVQ (TLS), R9         // g
-	MOVQ 0(R9), R10        // g.stack.lo
-	MOVQ 8(R9), R11        // g.stack.hi
+	CMPB ·walkOK(SB), $0
+	JEQ slow               // the start-up check found the walk wrong
+	GSTACK(R9, R10, R11)   // g, g.stack.lo, g.stack.hi
 	SUBQ $16, R11          // the highest frame record that fits
 	MOVQ 0(SP), DX         // pc: the return PC into the caller
 	MOVQ BP, SI            // fp: the caller's frame pointer

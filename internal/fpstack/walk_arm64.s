@@ -1,6 +1,7 @@
 //go:build gc && !purego
 
 #include "textflag.h"
+#include "../rt/gstack_arm64.h"
 
 // func Record(skip int, rec []uintptr) int
 //
@@ -19,8 +20,9 @@ TEXT ·Record(SB),NOSPLIT|NOFRAME,$0-40
 	MOVD skip+0(FP), R5
 	MOVD R5, (R0)          // rec[0] = skip
 	MOVD $1, R2
-	MOVD 0(g), R3          // g.stack.lo
-	MOVD 8(g), R4          // g.stack.hi
+	MOVBU ·walkOK(SB), R8
+	CBZ R8, slow           // the start-up check found the walk wrong
+	GSTACK(R3, R4)         // g.stack.lo, g.stack.hi
 	SUB $16, R4, R4        // the highest frame record that fits
 	MOVD LR, R5            // pc: the return PC into the caller
 	MOVD R29, R6           // fp: the caller's frame pointer

@@ -1,6 +1,5 @@
 package gid
 
-var (
-	Verify = verify
-	Parse  = parse
-)
+import "github.com/locksmith-go/locksmith/internal/rt"
+
+var Parse = rt.GoroutineID

@@ -3,90 +3,40 @@
 // The goroutine ID is a field of the runtime's g. Where that field lives
 // changes between Go releases, and github.com/petermattis/goid knows it for
 // each release; a release that moves the field makes goid return wrong IDs
-// silently (this happened at Go 1.23). So at start-up this package checks
-// goid's answer against the runtime.Stack parse, on this goroutine and on a
-// fresh one; if they differ, every later call takes the slow path (about
-// 1-5 us) and a single warning is printed to stderr. Nothing else in
-// locksmith reads goroutine identity.
+// silently (this happened at Go 1.23). So at start-up package rt, which
+// reads the ID, checks goid's answer against the runtime.Stack parse, on
+// this goroutine and on a fresh one; if they differ, every later call takes
+// the slow path (microseconds: see BenchmarkGet) and a single warning is
+// printed to stderr. Nothing else in locksmith reads goroutine identity.
 //
 // On amd64 and arm64 with the gc toolchain, Get is a few instructions of
-// assembly (get_amd64.s, get_arm64.s): the current g (from thread-local
-// storage, or the g register), then the ID at an offset. The offset is not
-// hard-coded: init finds the word of the g that holds goid's answer on two
-// goroutines, and then checks Get itself against runtime.Stack as above. This saves a call per Get over goid's
-// getg (called through our Get, which the inliner could not fold into
-// Lock and Unlock), which is about a quarter of the cost of a Monitor
-// re-entry. Elsewhere Get calls goid.Get.
+// assembly (rt's goid_amd64.s, goid_arm64.s): the current g (from
+// thread-local storage, or the g register), then the ID at an offset. The
+// offset is not hard-coded: rt's initialisation finds the word of the g
+// that holds goid's answer on two goroutines, and then checks the
+// assembly itself against runtime.Stack as above. This saves a call per
+// Get over goid's getg (called through our Get, which the inliner could
+// not fold into Lock and Unlock). Elsewhere Get calls goid.Get; with the
+// purego build tag it parses runtime.Stack.
+//
+// Get, Slow, Fast and Offset inline to calls of rt's functions.
 package gid
 
-import (
-	"fmt"
-	"io"
-	"os"
-	"runtime"
-	"strconv"
-	"sync"
-)
+import "github.com/locksmith-go/locksmith/internal/rt"
 
-// verified reports whether Get's fast path was found to agree with
-// runtime.Stack. It is written once, during package initialisation.
-var verified = setup(os.Stderr)
-
-// Fast reports whether Get uses goid's direct read (true) or the
-// runtime.Stack fallback (false).
-func Fast() bool { return verified }
+// Get returns the ID of the calling goroutine, as the runtime prints it in
+// "goroutine N [running]". IDs are positive and never reused.
+func Get() int64 { return rt.Goid() }
 
 // Slow returns the calling goroutine's ID by parsing runtime.Stack.
-func Slow() int64 {
-	var buf [64]byte
-	n := runtime.Stack(buf[:], false)
-	id, ok := parse(buf[:n])
-	if !ok {
-		// The header of runtime.Stack has been "goroutine N [" since Go 1.0;
-		// if that ever changes every lock would misbehave, so say so loudly.
-		panic(fmt.Sprintf("locksmith/internal/gid: cannot parse goroutine header %q", buf[:n]))
-	}
-	return id
-}
+func Slow() int64 { return rt.SlowGoid() }
 
-// parse reads N from a "goroutine N [...]" header.
-func parse(b []byte) (int64, bool) {
-	const prefix = "goroutine "
-	if len(b) < len(prefix) || string(b[:len(prefix)]) != prefix {
-		return 0, false
-	}
-	b = b[len(prefix):]
-	end := 0
-	for end < len(b) && b[end] >= '0' && b[end] <= '9' {
-		end++
-	}
-	id, err := strconv.ParseInt(string(b[:end]), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, false
-	}
-	return id, true
-}
+// Fast reports whether Get reads the ID directly, with this module's
+// assembly or with goid (true), or parses runtime.Stack (false).
+func Fast() bool { return rt.GoidFast() }
 
-// verify compares fastGet with slowGet on the calling goroutine and on a new
-// one. It returns true when they agree; otherwise it writes one warning to
-// w and returns false.
-func verify(fastGet, slowGet func() int64, w io.Writer) bool {
-	type pair struct{ fast, slow int64 }
-	var here, there pair
-	here = pair{fastGet(), slowGet()}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		there = pair{fastGet(), slowGet()}
-	}()
-	wg.Wait()
-	if here.fast == here.slow && there.fast == there.slow && here.fast != there.fast {
-		return true
-	}
-	fmt.Fprintf(w, "locksmith: goroutine IDs from github.com/petermattis/goid (%d, %d) "+
-		"differ from runtime.Stack (%d, %d) on %s; using the slow runtime.Stack path "+
-		"(correct, but microseconds per lock operation). Update goid.\n",
-		here.fast, there.fast, here.slow, there.slow, runtime.Version())
-	return false
-}
+// Offset returns where the goroutine ID lives in the runtime's g, or 0
+// while Get takes the slow path. It is fixed once package initialisation
+// is done. Assembly fast paths elsewhere in locksmith read the ID at this
+// offset with the GOID macro of internal/rt/goid_GOARCH.h.
+func Offset() uintptr { return rt.GoidOffset() }

@@ -1,6 +1,6 @@
-//go:build gc && (amd64 || arm64)
+//go:build gc && (amd64 || arm64) && !purego
 
-package gid
+package rt
 
 import (
 	"fmt"
@@ -13,35 +13,35 @@ import (
 	"github.com/petermattis/goid"
 )
 
-// Get returns the ID of the calling goroutine, as the runtime prints it in
+// Goid returns the ID of the calling goroutine, as the runtime prints it in
 // "goroutine N [running]". IDs are positive and never reused.
 //
 // Implemented in get_$GOARCH.s.
-func Get() int64
+func Goid() int64
 
 // getg returns the current goroutine's g. Implemented in get_$GOARCH.s.
 func getg() unsafe.Pointer
 
-// Offset returns where the goroutine ID lives in the runtime's g, or 0
-// while Get takes the slow path. It is fixed once package initialisation
+// GoidOffset returns where the goroutine ID lives in the runtime's g, or 0
+// while Goid takes the slow path. It is fixed once package initialisation
 // is done. Assembly fast paths elsewhere in locksmith read the ID at this
 // offset with the GOID macro of goid_GOARCH.h, so that the way to read it
 // stays in this package.
-func Offset() uintptr { return offset }
+func GoidOffset() uintptr { return goidOffset }
 
-// offset is where the goroutine ID lives in the runtime's g, or 0 while
-// Get must take the slow path. Written once, by setup.
-var offset uintptr
+// goidOffset is where the goroutine ID lives in the runtime's g, or 0 while
+// Goid must take the slow path. Written once, by setup.
+var goidOffset uintptr
 
 // maxOffset bounds the search for the ID field: well inside the g (over
 // 400 bytes in every release since Go 1.20), past where it has ever been
 // (0x98 in Go 1.23 to 1.26).
 const maxOffset = 256
 
-// setup finds the ID field with goid's help and verifies Get against
-// runtime.Stack; on any failure it leaves Get on the slow path and writes
+// setupGoid finds the ID field with goid's help and verifies Goid against
+// runtime.Stack; on any failure it leaves Goid on the slow path and writes
 // one warning to w.
-func setup(w io.Writer) bool {
+func setupGoid(w io.Writer) bool {
 	off := locate(goid.Get)
 	if off == 0 {
 		fmt.Fprintf(w, "locksmith: cannot find the goroutine ID that github.com/petermattis/goid "+
@@ -50,9 +50,9 @@ func setup(w io.Writer) bool {
 			goid.Get(), runtime.Version())
 		return false
 	}
-	offset = off
-	if !verify(Get, Slow, w) {
-		offset = 0
+	goidOffset = off
+	if !verifyGoid(Goid, SlowGoid, w) {
+		goidOffset = 0
 		return false
 	}
 	return true
