@@ -228,7 +228,7 @@ func TestMethodsAndWrappers(t *testing.T) {
 //go:noinline
 func generic[T any](x T) stacks { return capture(0) }
 
-type box[T any] struct{ x T }
+type box[T any] struct{ _ T }
 
 //go:noinline
 func (b box[T]) Method() stacks { return capture(0) }

@@ -32,6 +32,8 @@ func Record(skip int, rec []uintptr) int
 // recordCallers is Record by runtime.Callers. Record tail-calls it, so its
 // caller is Record's, and its frames below runtime.Callers are its own
 // and the ABI wrapper's (left out by runtime.Callers, as wrappers are).
+//
+//lint:ignore U1000 walk_amd64.s and walk_arm64.s jump here; Go code never calls it
 func recordCallers(skip int, rec []uintptr) int {
 	rec[0] = uintptr(skip) | logical
 	return 1 + runtime.Callers(2, rec[1:])

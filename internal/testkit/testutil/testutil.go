@@ -61,6 +61,8 @@ func Catch(f func()) (v any) {
 // MisusePanic runs f, on a new goroutine if stranger, requires that it
 // panics with an error, and returns the error and the ID of the goroutine
 // that ran f.
+//
+//lint:ignore ST1008 err is the panic value under test, not a failure of MisusePanic
 func MisusePanic(t testing.TB, stranger bool, f func()) (err error, g int64) {
 	t.Helper()
 	var v any
