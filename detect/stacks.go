@@ -18,6 +18,7 @@ var trimmed = []string{
 	"github.com/locksmith-go/locksmith/mutex.",
 	"github.com/locksmith-go/locksmith/monitor.",
 	"github.com/locksmith-go/locksmith/condvar.",
+	"github.com/locksmith-go/locksmith/deadlock.",
 }
 
 func isTrimmed(fn string) bool {
