@@ -158,9 +158,9 @@ func enter(g int64, create bool) *gstate {
 // A flag of the owner's own, set, checked against the sweeper's and
 // cleared (a store, a load and a store, Dekker's way) instead of the
 // CompareAndSwap and the store would save under the race detector a
-// sixth of a release in a new goroutine, under 1 % of what a
-// short-lived goroutine costs in
-// BenchmarkOrderShortLivedGoroutines, for a second exclusion protocol
+// small part of a release in a new goroutine, a negligible part of what a
+// short-lived goroutine costs in BenchmarkOrderShortLivedGoroutines
+// (`go test -race -run '^$' -bench OrderShortLivedGoroutines ./detect`), for a second exclusion protocol
 // beside the CompareAndSwaps of the sweeper and of claims.
 func enterHeld(g int64) *gstate {
 	if s := home(g); s.w.CompareAndSwap(g, g|busyBit) {

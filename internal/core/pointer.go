@@ -14,10 +14,11 @@ import (
 // pointed-to value (checkptrAlignment, two findObject calls). The
 // conversion here is of a pointer stored from a *T, which checkptr has
 // nothing to find wrong with. With atomic.Pointer, these checks (and
-// package detect's nodeOf, see edgeAt) took 22 % of the CPU time of the
-// Order-mode hooks in detect's BenchmarkOrderShortLivedGoroutines/shared
-// under -race (0.27 s of 1.21 s for 1,000,000 goroutines; none is left
-// in the profile). Without -race the pragma changes nothing: Load
+// package detect's nodeOf, see edgeAt) are a large share of the CPU time
+// of the Order-mode hooks under -race, and none is left in the profile
+// with this type: `go test -race -run '^$' -bench
+// 'OrderShortLivedGoroutines/shared' -cpuprofile cpu.out ./detect`.
+// Without -race the pragma changes nothing: Load
 // inlines as atomic.Pointer's does.
 //
 // The zero value is a nil pointer. A Pointer must not be copied after
