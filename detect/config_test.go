@@ -93,6 +93,9 @@ func TestConfigure(t *testing.T) {
 // configuration installed: once every call is restored, the configuration
 // is what it was before the first.
 func TestConfigureOverlappingRestores(t *testing.T) {
+	// Cycles, not Off, under the layers: Off puts no wait timeout in force,
+	// so the WithWaitTimeout layer below would not show.
+	defer detect.Configure(detect.WithMode(detect.Cycles))()
 	base := detect.CurrentConfig()
 	nop := func(*detect.Report) {}
 

@@ -23,7 +23,9 @@ import (
 // which is not a durable wait), so a watchdog timer of the bubble would
 // never fire.
 func TestWaitTimeoutInsideBubble(t *testing.T) {
-	rec := detecttest.Configure(t, detect.WithWaitTimeout(waitTimeout)) // its poke channel is made outside the bubble
+	// Pinned to Cycles: Off runs no watchdog. The recorder's poke channel
+	// is made outside the bubble.
+	rec := detecttest.Configure(t, detect.WithMode(detect.Cycles), detect.WithWaitTimeout(waitTimeout))
 	expired := make(chan struct{})
 	timer := time.AfterFunc(testutil.Liveness, func() { close(expired) }) // real time
 	defer timer.Stop()
