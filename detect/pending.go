@@ -16,11 +16,14 @@ import (
 // for one queued ahead of it (writer preference). So a cycle is a
 // possible deadlock when, at every lock in it, the goroutine holding it or
 // the one acquiring it is a writer, or a writer can queue there: the lock
-// has been write-locked somewhere in Order mode. A holding or acquiring
-// side that is a write is itself a write-locking seen in Order mode, so
-// the rule comes down to one flag per lock (writeSeen): a cycle is
+// has been write-locked somewhere in Order mode by a write that can
+// queue. A holding or acquiring side that is a write is itself such a
+// write-locking (an acquisition that adds an edge can queue; a TryLock
+// held while its goroutine takes another lock is counted by validate),
+// so the rule comes down to one flag per lock (writeSeen): a cycle is
 // reported when each of its locks has been write-locked (a Mutex or
-// Monitor always has). Two goroutines taking R(A) then R(B) and R(B)
+// Monitor always has). A TryLock on its own never queues, so it holds
+// out no reader and sets no flag. Two goroutines taking R(A) then R(B) and R(B)
 // then R(A) share the locks harmlessly while nobody write-locks both; if
 // some goroutine does, a writer queued on each lock holds out the other
 // reader, and that is reported.
@@ -89,6 +92,7 @@ func newPending(path []*edge, closing *edge) pending {
 // for reading if read), and returns the cycles any of them closes. s is
 // g's gstate, busy.
 func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found []pending) {
+	var wrote []*core.Meta
 	graphMu.Lock()
 	to := nodeOf(m)
 	addNode(to, false)
@@ -100,6 +104,10 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found 
 		if h.stale(g) {
 			s.remove(i)
 			continue
+		}
+		if h.try && unwrittenWrite(h) {
+			h.meta.Flags.Or(writeSeen)
+			wrote = append(wrote, h.meta)
 		}
 		from := nodeOf(h.meta)
 		addNode(from, true)
@@ -123,6 +131,23 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found 
 		}
 	}
 	graphMu.Unlock()
+	if wrote != nil {
+		found = wroteUnder(found, wrote, g)
+	}
+	return found
+}
+
+// wroteUnder appends the cycles made reportable by the write holds in
+// wrote, TryLocks under which g took another lock, now counted as
+// write-locks (see writeSeen); validate has set their flags.
+//
+//go:noinline
+func wroteUnder(found []pending, wrote []*core.Meta, g int64) []pending {
+	for _, w := range wrote {
+		if pendingN.Load() != 0 {
+			found = append(found, lateCycles(w, g)...)
+		}
+	}
 	return found
 }
 
