@@ -102,6 +102,9 @@ func acquire(l *core.Lock, k *core.Class, m *core.Meta, g int64, try, read, late
 		at    *stackRec
 		found []pending
 	)
+	if late {
+		liveAt(m) // before validate: its new edges look at livePending
+	}
 	if len(hs) > 0 && !try {
 		at, known, miss = nearest(hs, m)
 	}
