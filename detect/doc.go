@@ -44,7 +44,11 @@
 // reported only once each of its locks has been write-locked somewhere in
 // Order mode (a Mutex or Monitor always counts): R(A) then R(B) in one
 // goroutine and R(B) then R(A) in another is reported, once, when the
-// last of A and B is first write-locked. Cycles mode sees every read
+// last of A and B is first write-locked. Only a write-lock that can queue
+// counts (Lock, LockContext, LockTimeout with a positive timeout), or a
+// write hold under which its goroutine takes another lock: a TryLock, or
+// a LockTimeout of zero or less, never waits behind the readers, so it
+// holds out no reader that the cycle needs. Cycles mode sees every read
 // holder, and finds the cycles that only writer preference closes.
 //
 // # Reports

@@ -28,7 +28,11 @@ const (
 	// aloneSeen: the lock was acquired in Order mode by a goroutine that
 	// held no other lock.
 	aloneSeen = 1
-	// writeSeen: a read-write lock was write-locked in Order mode.
+	// writeSeen: a read-write lock was write-locked in Order mode by an
+	// acquisition that can queue (Lock, LockContext, LockTimeout with a
+	// positive timeout), or held for writing while its goroutine took
+	// another lock (see validate). A TryLock alone never sets it: a
+	// writer that never queues holds out no reader.
 	writeSeen = 2
 	// siteSeen: the lock's first-lock site is recorded (Meta.SetSiteOnce).
 	siteSeen = 4
@@ -67,8 +71,8 @@ func (*engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) (report 
 
 // AcquiredRW records that g acquired the read-write lock l (its writer
 // lock), for reading if read. An RWMonitor's re-entry records nothing.
-// The lock's first write-lock sets writeSeen and, if an edge is pending,
-// looks for the cycles it makes reportable.
+// The lock's first write-lock that can queue (try false) sets writeSeen
+// and, if an edge is pending, looks for the cycles it makes reportable.
 func (*engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) (report func()) {
 	m := l.Meta(k)
 	late := false
@@ -76,7 +80,7 @@ func (*engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) 
 		if rw := core.RWOf(l, k); rw.Writer() == g || rw.HoldsRead(g) > 1 {
 			return nil // re-entry: it waits for nobody
 		}
-	} else if m.Flags.Load()&writeSeen == 0 {
+	} else if !try && m.Flags.Load()&writeSeen == 0 {
 		m.Flags.Or(writeSeen)
 		late = pendingN.Load() != 0
 	}
@@ -98,6 +102,9 @@ func acquire(l *core.Lock, k *core.Class, m *core.Meta, g int64, try, read, late
 		at    *stackRec
 		found []pending
 	)
+	if late {
+		liveAt(m) // before validate: its new edges look at livePending
+	}
 	if len(hs) > 0 && !try {
 		at, known, miss = nearest(hs, m)
 	}
@@ -185,6 +192,12 @@ func heldPCs(g int64, id uint64) []uintptr {
 // never cleared), so nested readers of such locks still add one edge each.
 func (h *held) passThrough() bool { return h.try || h.read && !written(h.meta) }
 
+// unwrittenWrite reports whether h is a write hold, taken by TryLock, of
+// a read-write lock without writeSeen: an acquisition under it sends the
+// goroutine to validate, which sets the flag (a writer holding the lock
+// while it waits for another holds out the lock's readers).
+func unwrittenWrite(h *held) bool { return !h.read && !written(h.meta) }
+
 // nearest looks up, lock-free, the edges into m from the nearest lock in
 // hs (a goroutine's held records) and the try-locked ones (and unwritten
 // read holds) above it. It reports whether one of them is missing; if
@@ -201,7 +214,7 @@ func nearest(hs []held, m *core.Meta) (at *stackRec, known, miss bool) {
 			continue // a stale record of the lock being taken
 		}
 		a, ok := edgeAt(hm, m)
-		if !ok {
+		if !ok || h.try && unwrittenWrite(h) {
 			return nil, false, true
 		}
 		if !h.passThrough() {

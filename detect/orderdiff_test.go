@@ -375,6 +375,9 @@ func runOrderDiff(t *testing.T, seed uint64, phases, steps int) (failure string)
 		recorded := func(h diffHeld) bool {
 			return slices.ContainsFunc(recs, func(x diffHeld) bool { return x.id == h.id })
 		}
+		// tryWrite: h is a TryLock of a read-write lock not yet counted
+		// as written; taking another lock under it counts it.
+		tryWrite := func(h diffHeld) bool { return h.op == 'w' && rw[h.slot] && !m.written[h.id] }
 		passThrough := func(h diffHeld) bool { return isTry(h.op) || isRead(h.op) && !m.written[h.id] }
 		release := func(k int) {
 			h := held[k]
@@ -424,9 +427,12 @@ func runOrderDiff(t *testing.T, seed uint64, phases, steps int) (failure string)
 				held = append(held, diffHeld{slot: i, id: id, op: op})
 				continue
 			}
-			firstWrite := !isRead(op) && !m.written[id]
+			// Only a write that can queue counts as a write-lock; a
+			// TryLock counts once its goroutine takes another lock under
+			// it (see tryWrite).
+			firstWrite := op == 'W' && !m.written[id]
 			late := firstWrite && m.pendingCount() > 0
-			m.written[id] = m.written[id] || !isRead(op)
+			m.written[id] = m.written[id] || op == 'W'
 
 			// A problem table of its own for each acquisition, so that
 			// no report of it is taken for an earlier one.
@@ -451,7 +457,7 @@ func runOrderDiff(t *testing.T, seed uint64, phases, steps int) (failure string)
 					if h.id == id {
 						continue
 					}
-					if _, ok := m.edges[[2]uint64{h.id, id}]; !ok {
+					if _, ok := m.edges[[2]uint64{h.id, id}]; !ok || tryWrite(h) {
 						miss = true
 						break
 					}
@@ -460,10 +466,15 @@ func runOrderDiff(t *testing.T, seed uint64, phases, steps int) (failure string)
 					}
 				}
 			}
+			var wrote []uint64 // TryLocked write holds counted as written now
 			for k := len(recs) - 1; miss && k >= 0; k-- {
 				h := recs[k]
 				if h.id == id {
 					continue
+				}
+				if tryWrite(h) {
+					m.written[h.id] = true
+					wrote = append(wrote, h.id)
 				}
 				e := [2]uint64{h.id, id}
 				if _, ok := m.edges[e]; !ok {
@@ -493,6 +504,17 @@ func runOrderDiff(t *testing.T, seed uint64, phases, steps int) (failure string)
 				}
 				if !passThrough(h) {
 					break
+				}
+			}
+			for _, w := range wrote {
+				for m.writtenPath(w, w) {
+					r := next()
+					if r == nil {
+						return fail("write hold of %s under a new lock: a cycle through it, no report\nmodel %v", m.name[w], m)
+					}
+					if msg := m.takeReport(r, 0, 0, true, w); msg != "" {
+						return fail("write hold of %s under a new lock: %s\n%v\nmodel %v", m.name[w], msg, r, m)
+					}
 				}
 			}
 			if late {

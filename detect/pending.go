@@ -16,11 +16,14 @@ import (
 // for one queued ahead of it (writer preference). So a cycle is a
 // possible deadlock when, at every lock in it, the goroutine holding it or
 // the one acquiring it is a writer, or a writer can queue there: the lock
-// has been write-locked somewhere in Order mode. A holding or acquiring
-// side that is a write is itself a write-locking seen in Order mode, so
-// the rule comes down to one flag per lock (writeSeen): a cycle is
+// has been write-locked somewhere in Order mode by a write that can
+// queue. A holding or acquiring side that is a write is itself such a
+// write-locking (an acquisition that adds an edge can queue; a TryLock
+// held while its goroutine takes another lock is counted by validate),
+// so the rule comes down to one flag per lock (writeSeen): a cycle is
 // reported when each of its locks has been write-locked (a Mutex or
-// Monitor always has). Two goroutines taking R(A) then R(B) and R(B)
+// Monitor always has). A TryLock on its own never queues, so it holds
+// out no reader and sets no flag. Two goroutines taking R(A) then R(B) and R(B)
 // then R(A) share the locks harmlessly while nobody write-locks both; if
 // some goroutine does, a writer queued on each lock holds out the other
 // reader, and that is reported.
@@ -51,19 +54,51 @@ import (
 // locks: one of the two sees the other.
 var pendingN atomic.Int64
 
-// pendingEdges lists the pending edges; guarded by graphMu.
-var pendingEdges []*edge
+// livePending holds the pending edges whose two locks have both been
+// write-locked; guarded by graphMu. Only those can lie on a cycle that a
+// new edge closes through write-locked locks (see viaPending), so a new
+// edge looks at them alone: a read-only inversion (both locks only ever
+// read) costs later edges nothing. An edge enters when it is left
+// pending with both locks written, or at the first write-lock of the
+// last of its two (lateCycles); it leaves with its pending mark. The
+// other pending edges are only counted (pendingN).
+//
+// Rejected alternative: one list of every pending edge, scanned by each
+// new edge and searched to remove one; with the inversions of a sort
+// whose comparator read-locks both items pending, every later new edge
+// paid for all of them (BenchmarkOrderReadSort/fresh-nesting).
+var livePending = map[*edge]struct{}{}
 
-// dropPending takes e off the pending list: it was reported, or is
+// dropPending takes e off the pending edges: it was reported, or is
 // leaving the graph. graphMu is held.
 func dropPending(e *edge) {
 	e.pending = false
-	i := slices.Index(pendingEdges, e)
-	last := len(pendingEdges) - 1
-	pendingEdges[i] = pendingEdges[last]
-	pendingEdges[last] = nil
-	pendingEdges = pendingEdges[:last]
+	delete(livePending, e)
 	pendingN.Add(-1)
+}
+
+// liveAt runs markLive for m's node at m's first write-lock.
+func liveAt(m *core.Meta) {
+	graphMu.Lock()
+	if n := nodeOf(m); n.ord != 0 {
+		markLive(n)
+	}
+	graphMu.Unlock()
+}
+
+// markLive adds the pending edges of n whose other lock has been
+// write-locked to livePending, at n's first write-lock; graphMu is held.
+func markLive(n *node) {
+	for _, e := range n.out {
+		if e.pending && written(e.to.meta()) {
+			livePending[e] = struct{}{}
+		}
+	}
+	for _, e := range n.in {
+		if e.pending && written(e.from.meta()) {
+			livePending[e] = struct{}{}
+		}
+	}
 }
 
 // pending is a cycle found under graphMu, reported after it is released.
@@ -89,6 +124,7 @@ func newPending(path []*edge, closing *edge) pending {
 // for reading if read), and returns the cycles any of them closes. s is
 // g's gstate, busy.
 func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found []pending) {
+	var wrote []*core.Meta
 	graphMu.Lock()
 	to := nodeOf(m)
 	addNode(to, false)
@@ -103,6 +139,11 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found 
 		}
 		from := nodeOf(h.meta)
 		addNode(from, true)
+		if h.try && unwrittenWrite(h) {
+			h.meta.Flags.Or(writeSeen)
+			markLive(from) // before the new edges look at livePending
+			wrote = append(wrote, h.meta)
+		}
 		if findEdge(from, to) == nil {
 			mode := exclusive
 			if h.read {
@@ -113,7 +154,7 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found 
 			}
 			e := newEdge(to)
 			e.from, e.to, e.g, e.fromAt, e.toAt, e.mode, e.ordered = from, to, g, h.at, at, mode, true
-			if from.ord > to.ord || len(pendingEdges) != 0 {
+			if from.ord > to.ord || len(livePending) != 0 {
 				found = placeEdge(found, e)
 			}
 			link(e)
@@ -123,6 +164,23 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found 
 		}
 	}
 	graphMu.Unlock()
+	if wrote != nil {
+		found = wroteUnder(found, wrote, g)
+	}
+	return found
+}
+
+// wroteUnder appends the cycles made reportable by the write holds in
+// wrote, TryLocks under which g took another lock, now counted as
+// write-locks (see writeSeen); validate has set their flags.
+//
+//go:noinline
+func wroteUnder(found []pending, wrote []*core.Meta, g int64) []pending {
+	for _, w := range wrote {
+		if pendingN.Load() != 0 {
+			found = append(found, lateCycles(w, g)...)
+		}
+	}
 	return found
 }
 
@@ -184,7 +242,9 @@ func reportable(path []*edge, e *edge) []*edge {
 	}
 	if path == nil {
 		e.pending = true
-		pendingEdges = append(pendingEdges, e)
+		if written(e.from.meta()) && written(e.to.meta()) {
+			livePending[e] = struct{}{}
+		}
 		return nil
 	}
 	pendingN.Add(-1)
@@ -205,18 +265,19 @@ func dropPendingOn(path []*edge) {
 // viaPending returns a path e.to ->* e.from through write-locked locks
 // that uses a pending edge, for a new edge e that the order accepted (so
 // it closes no cycle of ordered edges), or nil. Such a cycle has formed
-// only now if e's locks have been write-locked: it is reported now. The
-// search runs only if pending edges could be on such a path, going by
+// only now if e's locks have been write-locked: it is reported now. Only
+// pending edges between write-locked locks (livePending) can be on such
+// a path, and the search runs only if one of them could be, going by
 // the positions: its ordered stretches go up the order, so its first
 // pending edge x -> y has ord(e.to) <= ord(x), and its last x' -> y' has
 // ord(y') <= ord(e.from). A new edge thus costs no search while no
 // pending edge lies in its way. graphMu is held.
 func viaPending(e *edge) []*edge {
-	if len(pendingEdges) == 0 || !written(e.from.meta()) || !written(e.to.meta()) {
+	if len(livePending) == 0 || !written(e.from.meta()) || !written(e.to.meta()) {
 		return nil
 	}
 	first, last := false, false
-	for _, p := range pendingEdges {
+	for p := range livePending {
 		first = first || e.to.ord <= p.from.ord
 		last = last || p.to.ord <= e.from.ord
 	}
@@ -277,6 +338,7 @@ func lateCycles(m *core.Meta, g int64) (found []pending) {
 	if n.ord == 0 {
 		return nil // not in the graph: on no cycle
 	}
+	markLive(n)
 	for pendingN.Load() != 0 {
 		cyc := writtenPath(n, n)
 		if cyc == nil {
