@@ -20,7 +20,7 @@ type Hop struct {
 }
 
 func stepOf(w wait) Hop {
-	return Hop{G: w.g, Lock: w.lock, Class: w.class, Read: w.mode == waitRead, HolderRead: w.mode == waitDrain, epoch: w.epoch}
+	return Hop{G: w.g, Lock: w.lock, Class: w.class, Read: w.awaits == waitRead, HolderRead: w.awaits == waitDrain, epoch: w.epoch}
 }
 
 // maxWalk bounds a walk; a longer chain is not reported.
@@ -34,7 +34,7 @@ const maxWalk = 4096
 // goroutine that was handed the lock, or admitted as a reader, has no
 // edge.
 func waitsFor(w wait, buf []int64) []int64 {
-	switch w.mode {
+	switch w.awaits {
 	case waitRead:
 		if w.rw.holdsReadNow(w.g) {
 			return buf // admitted by the writer's Unlock; not yet unregistered
@@ -65,7 +65,7 @@ func edge(w wait, h int64) bool {
 	if h == w.g {
 		return false
 	}
-	switch w.mode {
+	switch w.awaits {
 	case waitRead:
 		return !w.rw.holdsReadNow(w.g) && w.lock.Owner() == h
 	case waitLock:

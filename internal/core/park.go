@@ -49,8 +49,8 @@ type waiter struct {
 	// (waitLock: lock's owner; waitRead: the writer, for a read hold;
 	// waitDrain: the readers, by the writer that holds lock). Set before
 	// register and never changed.
-	rw   *RWLock
-	mode uint8
+	rw     *RWLock
+	awaits uint8
 	// For a writer draining an RWLock's readers, whom any leaving reader
 	// may wake (post): how it parks now (parkDurable, parkSema, parkChan;
 	// 0 before its first choice), and whether a token is on sem.

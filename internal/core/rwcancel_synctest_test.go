@@ -35,7 +35,7 @@ func TestRWCancelledSemReaderClosesNoCycle(t *testing.T) {
 	defer release.Do(func() { close(proceed) })
 	inHook := make(chan struct{})
 	testHookCancelled = func(w *waiter) {
-		if w.rw == &l && w.mode == waitRead {
+		if w.rw == &l && w.awaits == waitRead {
 			close(inHook)
 			<-proceed
 		}

@@ -16,7 +16,7 @@ func (l *RWLock) WakeDrainer() { strand(l.wakeDrainer(true)) }
 // reader that leaves while others remain does not wake it: the last one
 // to leave (each looks after its own store, and the stores are totally
 // ordered) sees the slots empty and does. A writer parked durably in a
-// bubble is woken only by goroutines of its bubble; see drainMode for why one
+// bubble is woken only by goroutines of its bubble; see drainPark for why one
 // of them always does.
 //
 // But for one case, as for a Mutex (see wakeable): a goroutine outside any
@@ -129,7 +129,7 @@ func (l *RWLock) LockDeadline(g int64, ctx context.Context, deadline time.Time, 
 // drain waits, holding the writer lock, until the readers have left.
 func (l *RWLock) drain(g int64, ctx context.Context, deadline time.Time, k *Class, dt *deadlineTimer) error {
 	w := newWaiter(g, &l.w, k)
-	w.rw, w.mode = l, waitDrain
+	w.rw, w.awaits = l, waitDrain
 	if w.dom == DomOutside {
 		w.ch = make(chan struct{}, 1)
 	}
@@ -151,14 +151,14 @@ func (l *RWLock) drain(g int64, ctx context.Context, deadline time.Time, k *Clas
 		if testHookDrain != nil {
 			testHookDrain(l, true)
 		}
-		mode := l.drainMode(w)
+		how := l.drainPark(w)
 		if testHookDrain != nil {
 			testHookDrain(l, false)
 		}
 		if l.noReaders() {
 			break
 		}
-		if mode == parkSema {
+		if how == parkSema {
 			// Any leaving reader posts, and so do the callbacks: after a
 			// token, drainFailed says whether the wait is over.
 			p.armCallbacks(q)
@@ -221,10 +221,10 @@ func (q *drainQueue) abandon(w *waiter) {
 }
 
 // testHookDrain, if set (by tests), runs in drain just before (before
-// true) and just after drainMode.
+// true) and just after drainPark.
 var testHookDrain func(l *RWLock, before bool)
 
-// drainMode chooses and publishes how the draining writer w parks next;
+// drainPark chooses and publishes how the draining writer w parks next;
 // the caller then looks at the readers again before it parks. Any
 // goroutine that leaves the read side (a reader that unlocks, or one that
 // backs out on seeing the writer, see enterRead) may have to wake w, and
@@ -253,7 +253,7 @@ var testHookDrain func(l *RWLock, before bool)
 // Rejected alternative: choosing durable when every reader is of the
 // bubble, with none in at all. It loses the wakeup in the second case,
 // which the drain then sleeps through for good.
-func (l *RWLock) drainMode(w *waiter) uint32 {
+func (l *RWLock) drainPark(w *waiter) uint32 {
 	switch {
 	case w.dom == DomOutside:
 		w.pmode.Store(parkChan)

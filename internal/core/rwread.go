@@ -45,7 +45,7 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 		}
 		if p.w == nil {
 			w := newWaiter(g, &l.w, k)
-			w.rw, w.mode = l, waitRead
+			w.rw, w.awaits = l, waitRead
 			p.w = w
 		}
 		w := p.w

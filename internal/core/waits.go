@@ -45,16 +45,16 @@ func unregister(w *waiter) {
 
 // wait is a snapshot of one registered wait.
 type wait struct {
-	g     int64
-	lock  *Lock
-	class *Class
-	epoch uint64
-	rw    *RWLock
-	mode  uint8
+	g      int64
+	lock   *Lock
+	class  *Class
+	epoch  uint64
+	rw     *RWLock
+	awaits uint8
 }
 
 func waitOf(w *waiter) wait {
-	return wait{g: w.g, lock: w.lock, class: w.class, epoch: w.epoch, rw: w.rw, mode: w.mode}
+	return wait{g: w.g, lock: w.lock, class: w.class, epoch: w.epoch, rw: w.rw, awaits: w.awaits}
 }
 
 // waitingOn returns what g is blocked on, with the registration's epoch.
@@ -96,7 +96,7 @@ func Waiting(f func(WaitInfo)) {
 		s.mu.Lock()
 		for _, w := range s.m {
 			all = append(all, WaitInfo{G: w.g, Lock: w.lock, Class: w.class, Since: w.start,
-				Read: w.mode == waitRead, Drain: w.mode == waitDrain, w: w})
+				Read: w.awaits == waitRead, Drain: w.awaits == waitDrain, w: w})
 		}
 		s.mu.Unlock()
 	}
