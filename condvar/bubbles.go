@@ -119,11 +119,11 @@ func (c *Cond) deliverAfter() {
 // deliverHere delivers the pending wakeups of the caller's domain.
 func (c *Cond) deliverHere() { c.deliver(core.CurDomain()) }
 
-// A waiter's mode bits.
+// The bits of waiter.parking, below the domain.
 const (
-	modeDurable = 1
-	modeSem     = 2
-	modeShift   = 2
+	parkDurable  = 1
+	parkSem      = 2
+	parkDomShift = 2
 )
 
 // notify wakes w, whose wait has just been decided by the caller, a
@@ -131,9 +131,9 @@ const (
 // bubbles, one of the waiter's bubble for a durable wait (decide sends
 // the others to decidePending).
 func (c *Cond) notify(w *waiter) {
-	mode := w.mode.Load()
+	how := w.parking.Load()
 	switch {
-	case mode&modeSem != 0:
+	case how&parkSem != 0:
 		w.sem.Unlock()
 	default:
 		w.park.Broadcast()
@@ -160,7 +160,7 @@ func (c *Cond) deliver(d core.Domain) {
 	c.pmu.Lock()
 	for p := &c.pend; *p != nil; {
 		w := *p
-		if core.Domain(w.mode.Load()>>modeShift) != d {
+		if core.Domain(w.parking.Load()>>parkDomShift) != d {
 			p = &w.pnext
 			continue
 		}

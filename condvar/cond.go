@@ -102,7 +102,7 @@ type Cond struct {
 	// mu, the Cond's own mutex, also for an owner-aware L: Signal and
 	// Broadcast may be called without holding L, so L cannot guard them.
 	// Signal and Broadcast always take mu; a ticket waiter takes it only
-	// in the rare cases settleTicket and abandonTicket handle.
+	// in the rare cases keepTicketOrMove and abandonTicket handle.
 	//
 	// Rejected alternatives:
 	//   - Guarding the queue by L when the caller holds an owner-aware L,
@@ -115,7 +115,7 @@ type Cond struct {
 	//     never blocks on L, and code relies on that (a goroutine may
 	//     Signal while another holds L and waits for it).
 	//   - Taking each ticket under mu, with counts of tickets taken and
-	//     notified kept beside the runtime's: simpler (no settleTicket),
+	//     notified kept beside the runtime's: simpler (no keepTicketOrMove),
 	//     but BenchmarkCondPingPongRatio measured 0.02-0.07 more times
 	//     sync.Cond's CPU time than without mu in Wait (medians of 3
 	//     interleaved runs, 2-core AMD EPYC).
@@ -137,15 +137,15 @@ type Cond struct {
 	// nl.notify, the next ticket to notify, changes only under mu, and
 	// the tickets in [nl.notify, nl.wait) are those not yet notified.
 	// skip lists those of them whose wait was abandoned (its release of
-	// the lock panicked, or it queued instead: see settleTicket), which
-	// a Signal passes over. An abandoned ticket that becomes the oldest
+	// the lock panicked, or it queued instead: see keepTicketOrMove),
+	// which a Signal passes over. An abandoned ticket that becomes the oldest
 	// not yet notified is notified at once (see dropSkipped), so skip
 	// holds only tickets behind one that a goroutine waits on. bhi is
 	// nl.notify just after the last Broadcast, so the tickets before it
 	// were notified by that Broadcast or earlier. movers are the waits
 	// that gave up their ticket and have not yet queued (see
-	// settleTicket): Signal and Broadcast choose them as they would have
-	// chosen the ticket, by setting their pre.
+	// keepTicketOrMove): Signal and Broadcast choose them as they would
+	// have chosen the ticket, by setting their pre.
 	nl     notifyList
 	skip   []uint32  // guarded by mu
 	bhi    uint32    // guarded by mu

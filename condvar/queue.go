@@ -80,11 +80,11 @@ type waiter struct {
 	// with the Lock that takes its own.
 	sem sync.Mutex
 
-	// How this wait parks: the waiting goroutine's domain<<2 | modeDurable
-	// (on park, inside a bubble) | modeSem (on sem). The waiting goroutine
+	// How this wait parks: the waiting goroutine's domain<<2 | parkDurable
+	// (on park, inside a bubble) | parkSem (on sem). The waiting goroutine
 	// stores it before the waiter is queued; notify loads it. (Atomic
 	// because a stale timeout callback of an earlier wait may still look.)
-	mode atomic.Uint64
+	parking atomic.Uint64
 
 	pnext *waiter // guarded by c.pmu: next in c.pend
 
@@ -97,8 +97,8 @@ type waiter struct {
 	tk     uint32 // tickets before tk were taken before this wait queued
 	bseq   uint64 // c.tick>>1 when this wait queued: see restoreSignalled
 
-	// Set under c.mu by settleTicket, for publish: the wait took ticket
-	// after-1 and gave it up, and queues where a waiter that queued just
+	// Set under c.mu by keepTicketOrMove, for queueAndRelease: the wait
+	// took ticket after-1 and gave it up, and queues where a waiter that queued just
 	// after taking it would be, unless a Signal or Broadcast chose it
 	// while it was in c.movers: pre is then stSignal or stAll (and bseq
 	// set by that Signal), and it does not queue.
@@ -121,36 +121,36 @@ func (w *waiter) Lock() {}
 
 // Unlock is called by park.Wait once it holds its ticket and before it
 // parks: it queues the waiter and releases the user's lock.
-func (w *waiter) Unlock() { w.c.publish(w) }
+func (w *waiter) Unlock() { w.c.queueAndRelease(w) }
 
 // waitQueued is wait on a waiter record in the queue: w, which gave up
-// its ticket (see settleTicket), or a new one if w is nil.
+// its ticket (see keepTicketOrMove), or a new one if w is nil.
 func (c *Cond) waitQueued(b *binding, dom core.Domain, durable bool, d time.Duration, ctx context.Context, w *waiter) bool {
 	if w == nil {
 		w = c.getWaiter()
 	}
 	w.d, w.ctx = d, ctx
-	mode := uint64(dom) << modeShift
+	how := uint64(dom) << parkDomShift
 	switch {
 	case durable:
-		mode |= modeDurable
+		how |= parkDurable
 	case dom != core.DomOutside:
-		mode |= modeSem
+		how |= parkSem
 	}
-	if w.mode.Load() != mode {
+	if w.parking.Load() != how {
 		// A record is reused by goroutines that park the same way, so
 		// the store is rarely needed: on the 2-core AMD EPYC this was
 		// measured on, an atomic store (an exchange on amd64) took
 		// 12-25 ns, a load and compare 2-3.5 ns.
-		w.mode.Store(mode)
+		w.parking.Store(how)
 	}
-	if mode&modeSem != 0 {
+	if how&parkSem != 0 {
 		w.sem.TryLock()
-		c.publish(w)
+		c.queueAndRelease(w)
 		w.sem.Lock()
 	} else {
-		// Takes a ticket, calls w.Unlock (publish) and parks until the
-		// one notification for this wait.
+		// Takes a ticket, calls w.Unlock (queueAndRelease) and parks until
+		// the one notification for this wait.
 		w.park.Wait()
 	}
 	decision := w.st.Load() & stMask
@@ -177,12 +177,13 @@ func (c *Cond) waitQueued(b *binding, dom core.Domain, durable bool, d time.Dura
 	return decision != stGone
 }
 
-// publish queues w and releases the user's lock; it runs inside
-// w.park.Wait, after the ticket is taken and before the park. A Signal
+// queueAndRelease queues w, arms its timeout or cancellation callback and
+// releases the user's lock; it runs inside w.park.Wait, after the ticket
+// is taken and before the park. A Signal
 // after the queueing finds the waiter. A wait that gave up its ticket and
 // was chosen while it moved (w.pre) is decided here instead, and wakes
 // its own park: nobody else notifies this wait.
-func (c *Cond) publish(w *waiter) {
+func (c *Cond) queueAndRelease(w *waiter) {
 	c.mu.Lock()
 	w.gen++
 	w.expect = w.st.Load()
@@ -210,7 +211,7 @@ func (c *Cond) publish(w *waiter) {
 	// queued, as Signal delivers them once it has had its turn: then
 	// every one recorded under mu before is found.
 	if c.npend.Load() != 0 {
-		c.deliver(core.Domain(w.mode.Load() >> modeShift))
+		c.deliver(core.Domain(w.parking.Load() >> parkDomShift))
 	}
 	expect, gen := w.expect, w.gen
 	released := false
@@ -251,7 +252,7 @@ func (c *Cond) abandon(w *waiter, expect, gen uint64) {
 	w.ctx, w.stop = nil, nil
 	c.mu.Lock()
 	if !c.decide(w, expect, gen, stGone) {
-		if w.mode.Load()&modeDurable != 0 {
+		if w.parking.Load()&parkDurable != 0 {
 			// Decided by a goroutine that could not wake it
 			// (decidePending), which recorded it on c.pend under pmu:
 			// the wait ends without that wakeup, and the record, about
@@ -321,11 +322,12 @@ func (c *Cond) putSpare(w *waiter) {
 // decide ends w's current wait with decision d, unless something else
 // already decided it, and reports whether it did. A caller that may not
 // wake w (a wait parked durably in a bubble other than the caller's
-// domain) records it for its bubble instead (decidePending). w.mode, read
-// before the CompareAndSwap, is the current wait's whenever expect is:
-// the waiting goroutine stores it before publish makes expect known.
+// domain) records it for its bubble instead (decidePending). w.parking,
+// read before the CompareAndSwap, is the current wait's whenever expect
+// is: the waiting goroutine stores it before queueAndRelease makes expect
+// known.
 func (c *Cond) decide(w *waiter, expect, gen, d uint64) bool {
-	if mode := w.mode.Load(); mode&modeDurable != 0 && core.CurDomain() != core.Domain(mode>>modeShift) {
+	if how := w.parking.Load(); how&parkDurable != 0 && core.CurDomain() != core.Domain(how>>parkDomShift) {
 		return c.decidePending(w, expect, gen, d)
 	}
 	if !w.st.CompareAndSwap(expect, gen<<stShift|d) {
@@ -342,7 +344,7 @@ func (c *Cond) expire(w *waiter, expect, gen uint64) {
 	if h := expireHook.Load(); h != nil {
 		(*h)(c)
 	}
-	if !c.decide(w, expect, gen, stGone) && w.mode.Load()&modeDurable != 0 {
+	if !c.decide(w, expect, gen, stGone) && w.parking.Load()&parkDurable != 0 {
 		// Decided by another, perhaps a goroutine of another domain that
 		// is recording the waiter under pmu (decidePending): deliver
 		// takes pmu, so it finds the record made.

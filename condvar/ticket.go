@@ -7,10 +7,10 @@ import (
 )
 
 // afterTicket goes on with a wait that took ticket t while c.tick changed
-// from s (see settleTicket).
+// from s (see keepTicketOrMove).
 func (c *Cond) afterTicket(b *binding, dom core.Domain, t uint32, s uint64) {
 	w := c.getWaiter() // the record to queue on if t is given up
-	s, pass, ok := c.settleTicket(t, s, w)
+	s, pass, ok := c.keepTicketOrMove(t, s, w)
 	if ok {
 		c.putSpare(w)
 		c.waitTicket(b, t, s, pass)
@@ -29,7 +29,7 @@ func (c *Cond) afterTicket(b *binding, dom core.Domain, t uint32, s uint64) {
 var ticketHook func(c *Cond, taken bool)
 
 // movedHook, if set (by tests, while nobody waits), runs in a wait that
-// gave up its ticket (see settleTicket), just before it queues.
+// gave up its ticket (see keepTicketOrMove), just before it queues.
 var movedHook func(c *Cond)
 
 // The bits of Cond.tick.
@@ -38,7 +38,7 @@ const (
 	tickBroadcast = 2 // a Broadcast is under way; each Broadcast adds it twice
 )
 
-// settleTicket is called by a waiter that took ticket t while c.tick
+// keepTicketOrMove is called by a waiter that took ticket t while c.tick
 // changed from s: a waiter was queued, or a Broadcast ran, meanwhile. It
 // takes mu, so that no Broadcast is under way, and returns the tick state
 // to compare later Broadcasts against, and whether a Signal that notified
@@ -53,7 +53,7 @@ const (
 // notification was a Signal's, to pass on, unless a Broadcast ran since s
 // and t is below bhi: then that Broadcast, or a Signal before it, woke
 // it, and nothing is passed on, as in waitTicket.
-func (c *Cond) settleTicket(t uint32, s uint64, w *waiter) (now uint64, pass, ok bool) {
+func (c *Cond) keepTicketOrMove(t uint32, s uint64, w *waiter) (now uint64, pass, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now = c.tick.Load()
