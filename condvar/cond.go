@@ -11,6 +11,7 @@ import (
 
 	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/gid"
+	"github.com/locksmith-go/locksmith/internal/rt"
 )
 
 // ErrNotOwner is matched (with errors.Is) by the panic value of Wait,
@@ -123,7 +124,7 @@ type Cond struct {
 	//     CompareAndSwap: with mu left out of Signal altogether (the most
 	//     it could save, and unsafe), the ratio fell by 0.01-0.08 (two
 	//     sets of 3-4 interleaved runs), while every decision that relies
-	//     on nl.notify changing only under mu (which ticket a Signal
+	//     on nl.Notify changing only under mu (which ticket a Signal
 	//     notifies, whether an abandoned ticket was notified, the ticket
 	//     range of the last Broadcast) would need the claim word instead,
 	//     and Broadcast a notification per ticket.
@@ -134,19 +135,19 @@ type Cond struct {
 
 	// The ticket list (see waitTicket). Tickets are taken without mu;
 	// notifications (Signal, Broadcast) are sent only under mu, so that
-	// nl.notify, the next ticket to notify, changes only under mu, and
-	// the tickets in [nl.notify, nl.wait) are those not yet notified.
+	// nl.Notify, the next ticket to notify, changes only under mu, and
+	// the tickets in [nl.Notify, nl.Wait) are those not yet notified.
 	// skip lists those of them whose wait was abandoned (its release of
 	// the lock panicked, or it queued instead: see keepTicketOrMove),
 	// which a Signal passes over. An abandoned ticket that becomes the oldest
 	// not yet notified is notified at once (see dropSkipped), so skip
 	// holds only tickets behind one that a goroutine waits on. bhi is
-	// nl.notify just after the last Broadcast, so the tickets before it
+	// nl.Notify just after the last Broadcast, so the tickets before it
 	// were notified by that Broadcast or earlier. movers are the waits
 	// that gave up their ticket and have not yet queued (see
 	// keepTicketOrMove): Signal and Broadcast choose them as they would
 	// have chosen the ticket, by setting their pre.
-	nl     notifyList
+	nl     rt.NotifyList
 	skip   []uint32  // guarded by mu
 	bhi    uint32    // guarded by mu
 	movers []*waiter // guarded by mu
@@ -353,9 +354,9 @@ func (c *Cond) Wait() {
 		notOwner("wait")
 	}
 	dom := core.CurDomain()
-	if dom == core.DomOutside && c.dom.Load() == uint64(dom) && c.npend.Load() == 0 {
+	if ticketPath && dom == core.DomOutside && c.dom.Load() == uint64(dom) && c.npend.Load() == 0 {
 		if s := c.tick.Load(); s&(tickQueued|tickBroadcast) == 0 && ticketHook == nil {
-			t := runtime_notifyListAdd(&c.nl)
+			t := rt.NotifyListAdd(&c.nl)
 			if c.tick.Load() != s {
 				c.afterTicket(b, dom, t, s)
 				return
@@ -373,7 +374,7 @@ func (c *Cond) Wait() {
 				b.l.Unlock()
 			}
 			phase = ticketRetaking
-			runtime_notifyListWait(&c.nl, t)
+			rt.NotifyListWait(&c.nl, t)
 			c.raceAcquire()
 			if cl != nil {
 				cl.Restore(holds)
@@ -452,12 +453,12 @@ func (c *Cond) WaitUntil(pred func() bool) {
 func (c *Cond) wait(b *binding, d time.Duration, ctx context.Context) bool {
 	dom := core.CurDomain()
 	durable := c.parkDurably(dom)
-	if d == 0 && ctx == nil && dom == core.DomOutside {
+	if ticketPath && d == 0 && ctx == nil && dom == core.DomOutside {
 		if s := c.tick.Load(); s&(tickQueued|tickBroadcast) == 0 {
 			if ticketHook != nil {
 				ticketHook(c, false)
 			}
-			t := runtime_notifyListAdd(&c.nl)
+			t := rt.NotifyListAdd(&c.nl)
 			if ticketHook != nil {
 				ticketHook(c, true)
 			}
@@ -507,9 +508,9 @@ func (c *Cond) Signal() {
 	}
 	c.raceRelease()
 	c.mu.Lock()
-	if atomic.LoadUint32(&c.nl.wait) != c.notified() && c.head == nil && len(c.skip)+len(c.movers) == 0 {
+	if atomic.LoadUint32(&c.nl.Wait) != c.notified() && c.head == nil && len(c.skip)+len(c.movers) == 0 {
 		// The common case of signalLocked: a ticket waits, nobody queued.
-		runtime_notifyListNotifyOne(&c.nl)
+		rt.NotifyListNotifyOne(&c.nl)
 	} else {
 		c.signalLocked() // cannot panic: no user code runs under mu
 	}
@@ -527,9 +528,9 @@ func (c *Cond) Broadcast() {
 	c.raceRelease()
 	c.mu.Lock()
 	c.tick.Add(tickBroadcast)
-	if atomic.LoadUint32(&c.nl.wait) != c.notified() {
+	if atomic.LoadUint32(&c.nl.Wait) != c.notified() {
 		c.skip = c.skip[:0]
-		runtime_notifyListNotifyAll(&c.nl)
+		rt.NotifyListNotifyAll(&c.nl)
 	}
 	c.bhi = c.notified()
 	for _, w := range c.movers {
@@ -564,7 +565,7 @@ func (c *Cond) Waiters() int {
 	defer c.mu.Unlock()
 	// A wait is decided by the CompareAndSwap on st: a queued waiter
 	// whose st is still what it was when it queued is waiting.
-	n := int(atomic.LoadUint32(&c.nl.wait)-c.notified()) - len(c.skip) + len(c.movers)
+	n := int(atomic.LoadUint32(&c.nl.Wait)-c.notified()) - len(c.skip) + len(c.movers)
 	for w := c.head; w != nil; w = w.next {
 		if w.st.Load() == w.expect {
 			n++

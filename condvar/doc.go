@@ -61,8 +61,9 @@ package condvar
 //     Waiters).
 //   - ticket.go: the untimed wait on a ticket of the runtime's notify list,
 //     the tick word it checks, and abandoned tickets (skip).
-//   - notifylist.go: the runtime's notify list and the functions linked
-//     to it.
+//   - ticketpath.go, ticketpath_purego.go: whether the ticket path is
+//     built (not with -tags purego); the notify list itself is
+//     internal/rt's NotifyList.
 //   - queue.go: the queued wait, the waiter record and its reuse, the
 //     decision of a wait, the queue itself, and timeouts.
 //   - signal.go: choosing the waiter a Signal wakes, waits moving from a

@@ -57,3 +57,7 @@ func SetExpireHook(f func(c *Cond)) (reset func()) {
 	expireHook.Store(&f)
 	return func() { expireHook.Store(nil) }
 }
+
+// TicketPath reports whether untimed waits outside bubbles may take a
+// ticket (not when built with -tags purego).
+const TicketPath = ticketPath

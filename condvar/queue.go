@@ -191,7 +191,7 @@ func (c *Cond) queueAndRelease(w *waiter) {
 	switch {
 	case !w.moved:
 		w.bseq = c.tick.Load() >> 1
-		w.tk = atomic.LoadUint32(&c.nl.wait)
+		w.tk = atomic.LoadUint32(&c.nl.Wait)
 		c.push(w)
 	case w.pre == 0:
 		w.moved = false

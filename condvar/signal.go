@@ -2,6 +2,8 @@ package condvar
 
 import (
 	"sync/atomic"
+
+	"github.com/locksmith-go/locksmith/internal/rt"
 )
 
 // restoreSignalled retakes the lock for a wait that a Signal ended. If the
@@ -36,9 +38,9 @@ func (c *Cond) signal() {
 func (c *Cond) signalLocked() {
 	for {
 		n := c.notified()
-		pending := atomic.LoadUint32(&c.nl.wait) != n
+		pending := atomic.LoadUint32(&c.nl.Wait) != n
 		if pending && c.skipped(n) {
-			runtime_notifyListNotifyOne(&c.nl) // nobody waits on n
+			rt.NotifyListNotifyOne(&c.nl) // nobody waits on n
 			continue
 		}
 		if len(c.movers) != 0 && c.signalMover(n, pending) {
@@ -52,7 +54,7 @@ func (c *Cond) signalLocked() {
 			continue // it timed out or was cancelled: the signal goes on
 		}
 		if pending {
-			runtime_notifyListNotifyOne(&c.nl) // notifies n
+			rt.NotifyListNotifyOne(&c.nl) // notifies n
 			c.dropSkipped()
 		}
 		return
