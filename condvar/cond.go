@@ -30,6 +30,8 @@ var ErrCopied = errors.New("Cond copied after first use")
 
 // ErrLockerChanged is matched by the panic value of a wait or Locker call
 // on a Cond whose L was changed after its first wait or Locker call.
+//
+//lint:ignore ST1005 the message starts with the type name Cond, as ErrCopied's does
 var ErrLockerChanged = errors.New("Cond's L changed after first use")
 
 // ErrNilContext is matched by the panic value of WaitContext called with a
@@ -158,6 +160,7 @@ type Cond struct {
 	// (tickBroadcast is set while one is under way). Written under mu.
 	tick atomic.Uint64
 
+	//lint:ignore U1000 used only under the race detector (race.go)
 	raceSeq atomic.Uint64 // used only under the race detector: see race.go
 
 	// spare holds waiters to reuse without taking mu: bit i of busy is set
