@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/gid"
+	"github.com/locksmith-go/locksmith/internal/rt"
 )
 
 // ErrNotOwner is matched (with errors.Is) by the panic value of Wait,
@@ -30,6 +30,8 @@ var ErrCopied = errors.New("Cond copied after first use")
 
 // ErrLockerChanged is matched by the panic value of a wait or Locker call
 // on a Cond whose L was changed after its first wait or Locker call.
+//
+//lint:ignore ST1005 the message starts with the type name Cond, as ErrCopied's does
 var ErrLockerChanged = errors.New("Cond's L changed after first use")
 
 // ErrNilContext is matched by the panic value of WaitContext called with a
@@ -103,7 +105,7 @@ type Cond struct {
 	// mu, the Cond's own mutex, also for an owner-aware L: Signal and
 	// Broadcast may be called without holding L, so L cannot guard them.
 	// Signal and Broadcast always take mu; a ticket waiter takes it only
-	// in the rare cases settleTicket and abandonTicket handle.
+	// in the rare cases keepTicketOrMove and abandonTicket handle.
 	//
 	// Rejected alternatives:
 	//   - Guarding the queue by L when the caller holds an owner-aware L,
@@ -116,7 +118,7 @@ type Cond struct {
 	//     never blocks on L, and code relies on that (a goroutine may
 	//     Signal while another holds L and waits for it).
 	//   - Taking each ticket under mu, with counts of tickets taken and
-	//     notified kept beside the runtime's: simpler (no settleTicket),
+	//     notified kept beside the runtime's: simpler (no keepTicketOrMove),
 	//     but BenchmarkCondPingPongRatio measured 0.02-0.07 more times
 	//     sync.Cond's CPU time than without mu in Wait (medians of 3
 	//     interleaved runs, 2-core AMD EPYC).
@@ -124,7 +126,7 @@ type Cond struct {
 	//     CompareAndSwap: with mu left out of Signal altogether (the most
 	//     it could save, and unsafe), the ratio fell by 0.01-0.08 (two
 	//     sets of 3-4 interleaved runs), while every decision that relies
-	//     on nl.notify changing only under mu (which ticket a Signal
+	//     on nl.Notify changing only under mu (which ticket a Signal
 	//     notifies, whether an abandoned ticket was notified, the ticket
 	//     range of the last Broadcast) would need the claim word instead,
 	//     and Broadcast a notification per ticket.
@@ -135,19 +137,19 @@ type Cond struct {
 
 	// The ticket list (see waitTicket). Tickets are taken without mu;
 	// notifications (Signal, Broadcast) are sent only under mu, so that
-	// nl.notify, the next ticket to notify, changes only under mu, and
-	// the tickets in [nl.notify, nl.wait) are those not yet notified.
+	// nl.Notify, the next ticket to notify, changes only under mu, and
+	// the tickets in [nl.Notify, nl.Wait) are those not yet notified.
 	// skip lists those of them whose wait was abandoned (its release of
-	// the lock panicked, or it queued instead: see settleTicket), which
-	// a Signal passes over. An abandoned ticket that becomes the oldest
+	// the lock panicked, or it queued instead: see keepTicketOrMove),
+	// which a Signal passes over. An abandoned ticket that becomes the oldest
 	// not yet notified is notified at once (see dropSkipped), so skip
 	// holds only tickets behind one that a goroutine waits on. bhi is
-	// nl.notify just after the last Broadcast, so the tickets before it
+	// nl.Notify just after the last Broadcast, so the tickets before it
 	// were notified by that Broadcast or earlier. movers are the waits
 	// that gave up their ticket and have not yet queued (see
-	// settleTicket): Signal and Broadcast choose them as they would have
-	// chosen the ticket, by setting their pre.
-	nl     notifyList
+	// keepTicketOrMove): Signal and Broadcast choose them as they would
+	// have chosen the ticket, by setting their pre.
+	nl     rt.NotifyList
 	skip   []uint32  // guarded by mu
 	bhi    uint32    // guarded by mu
 	movers []*waiter // guarded by mu
@@ -158,6 +160,7 @@ type Cond struct {
 	// (tickBroadcast is set while one is under way). Written under mu.
 	tick atomic.Uint64
 
+	//lint:ignore U1000 used only under the race detector (race.go)
 	raceSeq atomic.Uint64 // used only under the race detector: see race.go
 
 	// spare holds waiters to reuse without taking mu: bit i of busy is set
@@ -192,119 +195,6 @@ type binding struct {
 	l    sync.Locker
 	cl   core.CondLocker // nil when l cannot tell its owner
 }
-
-// A wait's decision, in the low bits of waiter.st.
-const (
-	stSignal uint64 = 1 // woken by Signal
-	stGone   uint64 = 2 // by its own timeout or cancellation, or by a panic in its set-up
-	stAll    uint64 = 3 // woken by Broadcast
-	stMask   uint64 = 3
-	stShift         = 2 // st is gen<<stShift | decision
-)
-
-// waiter is one goroutine's queued wait (a ticket wait has no record: see
-// Cond.mu). It parks on its own sync.Cond, so that
-// Signal wakes exactly the waiter it chose, and that sync.Cond's Locker is
-// the waiter itself: sync.Cond.Wait takes its ticket on the runtime's notify
-// list, then calls w.Unlock, which queues the waiter and releases the
-// user's lock, and then parks until the ticket is notified (at once if it
-// already was). So the waiter is visible to Signal only once its ticket is
-// taken, no wakeup can fall between queueing and parking, and no lock is
-// held across the park or retaken after it.
-//
-// How a wait ends is decided by one CompareAndSwap on st, from the value it
-// had when the wait was queued to this wait's generation and decision:
-// Signal (and Broadcast) and the timeout or cancellation callback each try
-// it, and exactly one wins. A Signal whose CAS fails skips that waiter
-// and goes on to the next, so no signal is lost; a stale callback from an
-// earlier use of the record fails it, because st only grows. The winner
-// then notifies park: the waiter is woken exactly once per wait. A waiter
-// that timed out unlinks itself from the queue when it wakes (Java's
-// AbstractQueuedSynchronizer does the same), so a timeout takes no lock.
-//
-// Signal and Broadcast decide differently, so that only a Signal's wakeup
-// is passed on when the waiter it chose cannot use it (its set-up
-// panicked, or retaking the lock panicked): Broadcast woke everyone, and a
-// waiter that queued since must not be woken for it.
-//
-// Rejected alternatives:
-//   - Laying the Cond and the waiter out by cache line (what Wait and
-//     Signal both touch in one 64-byte line each): BenchmarkCondPingPongRatio
-//     measured 1.57 times sync.Cond on a sync.Mutex with and without it
-//     (10 interleaved runs, 2-core AMD EPYC).
-//   - A channel per waiter. A channel must be made per wait (one made inside
-//     a testing/synctest bubble must not be used outside it, so it cannot be
-//     pooled), which cost two allocations per Wait and made a ping-pong
-//     through the Cond 2.7 times slower than through sync.Cond
-//     (BenchmarkCondPingPongRatio, 2-core AMD EPYC).
-//   - A sync.Cond per waiter bound to Cond.mu, checking a flag in a loop:
-//     correct, but each wait then took mu three times and retook it after
-//     the park, 1.5-1.7 times sync.Cond's ping-pong on the same machine.
-//   - sync.WaitGroup as the parking primitive: Done from outside the
-//     synctest bubble of the Add is a fatal error, which a timer or
-//     context callback could trigger.
-//
-// sync.Cond.Wait is durably blocking inside a bubble, needs no allocation,
-// and is safe to reuse across bubbles. But a goroutine of a bubble parked
-// on it must be woken from the same bubble (else the runtime kills the
-// program): a waiter inside a bubble parks on park only when parkDurably
-// allows it, and otherwise on sem (see there).
-type waiter struct {
-	c    *Cond
-	slot int       // index in c.spare, or -1
-	park sync.Cond // park.L is the waiter: see Lock and Unlock
-
-	// sem, a sync.Mutex used as a binary semaphore (locked: no wakeup
-	// yet), is where a waiter in a bubble that may not park durably
-	// parks: Unlock, the one notification of the wait, may come from any
-	// goroutine. A wait on sem starts with TryLock, which takes a
-	// notification that no park consumed (that of an earlier wait of the
-	// record that ended without parking: its set-up panicked), and ends
-	// with the Lock that takes its own.
-	sem sync.Mutex
-
-	// How this wait parks: the waiting goroutine's domain<<2 | modeDurable
-	// (on park, inside a bubble) | modeSem (on sem). The waiting goroutine
-	// stores it before the waiter is queued; notify loads it. (Atomic
-	// because a stale timeout callback of an earlier wait may still look.)
-	mode atomic.Uint64
-
-	pnext *waiter // guarded by c.pmu: next in c.pend
-
-	// Guarded by c.mu.
-	prev   *waiter
-	next   *waiter
-	inq    bool
-	gen    uint64 // counts uses of the record
-	expect uint64 // st when this wait was queued: the CAS's old value
-	tk     uint32 // tickets before tk were taken before this wait queued
-	bseq   uint64 // c.tick>>1 when this wait queued: see restoreSignalled
-
-	// Set under c.mu by settleTicket, for publish: the wait took ticket
-	// after-1 and gave it up, and queues where a waiter that queued just
-	// after taking it would be, unless a Signal or Broadcast chose it
-	// while it was in c.movers: pre is then stSignal or stAll (and bseq
-	// set by that Signal), and it does not queue.
-	moved bool
-	after uint32
-	pre   uint64
-
-	st atomic.Uint64 // gen<<stShift | decision of the last decided wait
-
-	// Owned by the waiting goroutine; set before or inside park.Wait.
-	d     time.Duration
-	ctx   context.Context
-	holds int
-	stop  func() bool
-}
-
-// Lock is called by park.Wait after the waiter wakes; there is nothing to
-// retake (the user's lock is retaken by wait).
-func (w *waiter) Lock() {}
-
-// Unlock is called by park.Wait once it holds its ticket and before it
-// parks: it queues the waiter and releases the user's lock.
-func (w *waiter) Unlock() { w.c.publish(w) }
 
 // New returns a Cond bound to l, as &Cond{L: l} is.
 //
@@ -467,9 +357,9 @@ func (c *Cond) Wait() {
 		notOwner("wait")
 	}
 	dom := core.CurDomain()
-	if dom == core.DomOutside && c.dom.Load() == uint64(dom) && c.npend.Load() == 0 {
+	if ticketPath && dom == core.DomOutside && c.dom.Load() == uint64(dom) && c.npend.Load() == 0 {
 		if s := c.tick.Load(); s&(tickQueued|tickBroadcast) == 0 && ticketHook == nil {
-			t := runtime_notifyListAdd(&c.nl)
+			t := rt.NotifyListAdd(&c.nl)
 			if c.tick.Load() != s {
 				c.afterTicket(b, dom, t, s)
 				return
@@ -487,7 +377,7 @@ func (c *Cond) Wait() {
 				b.l.Unlock()
 			}
 			phase = ticketRetaking
-			runtime_notifyListWait(&c.nl, t)
+			rt.NotifyListWait(&c.nl, t)
 			c.raceAcquire()
 			if cl != nil {
 				cl.Restore(holds)
@@ -566,12 +456,12 @@ func (c *Cond) WaitUntil(pred func() bool) {
 func (c *Cond) wait(b *binding, d time.Duration, ctx context.Context) bool {
 	dom := core.CurDomain()
 	durable := c.parkDurably(dom)
-	if d == 0 && ctx == nil && dom == core.DomOutside {
+	if ticketPath && d == 0 && ctx == nil && dom == core.DomOutside {
 		if s := c.tick.Load(); s&(tickQueued|tickBroadcast) == 0 {
 			if ticketHook != nil {
 				ticketHook(c, false)
 			}
-			t := runtime_notifyListAdd(&c.nl)
+			t := rt.NotifyListAdd(&c.nl)
 			if ticketHook != nil {
 				ticketHook(c, true)
 			}
@@ -584,552 +474,6 @@ func (c *Cond) wait(b *binding, d time.Duration, ctx context.Context) bool {
 		}
 	}
 	return c.waitQueued(b, dom, durable, d, ctx, nil)
-}
-
-// afterTicket goes on with a wait that took ticket t while c.tick changed
-// from s (see settleTicket).
-func (c *Cond) afterTicket(b *binding, dom core.Domain, t uint32, s uint64) {
-	w := c.getWaiter() // the record to queue on if t is given up
-	s, pass, ok := c.settleTicket(t, s, w)
-	if ok {
-		c.putSpare(w)
-		c.waitTicket(b, t, s, pass)
-		return
-	}
-	if movedHook != nil {
-		movedHook(c)
-	}
-	c.waitQueued(b, dom, false, 0, nil, w)
-}
-
-// waitQueued is wait on a waiter record in the queue: w, which gave up
-// its ticket (see settleTicket), or a new one if w is nil.
-func (c *Cond) waitQueued(b *binding, dom core.Domain, durable bool, d time.Duration, ctx context.Context, w *waiter) bool {
-	if w == nil {
-		w = c.getWaiter()
-	}
-	w.d, w.ctx = d, ctx
-	mode := uint64(dom) << modeShift
-	switch {
-	case durable:
-		mode |= modeDurable
-	case dom != core.DomOutside:
-		mode |= modeSem
-	}
-	if w.mode.Load() != mode {
-		// A record is reused by goroutines that park the same way, so
-		// the store is rarely needed: on the 2-core AMD EPYC this was
-		// measured on, an atomic store (an exchange on amd64) took
-		// 12-25 ns, a load and compare 2-3.5 ns.
-		w.mode.Store(mode)
-	}
-	if mode&modeSem != 0 {
-		w.sem.TryLock()
-		c.publish(w)
-		w.sem.Lock()
-	} else {
-		// Takes a ticket, calls w.Unlock (publish) and parks until the
-		// one notification for this wait.
-		w.park.Wait()
-	}
-	decision := w.st.Load() & stMask
-	holds, stop, bseq := w.holds, w.stop, w.bseq
-	w.ctx, w.stop = nil, nil
-	if stop != nil {
-		stop()
-	}
-	if decision == stGone {
-		// Timed out or cancelled: possibly still queued (a Signal that
-		// came by since would have skipped and unlinked it).
-		c.mu.Lock()
-		if w.inq {
-			c.unlink(w)
-		}
-		c.mu.Unlock()
-	}
-	c.putSpare(w)
-	if decision == stSignal {
-		c.restoreSignalled(b, holds, bseq)
-	} else {
-		c.restore(b, holds)
-	}
-	return decision != stGone
-}
-
-// ticketHook, if set (by tests, while nobody waits), runs just before
-// (taken false) and just after (taken true) a wait takes its ticket,
-// between the two loads of c.tick that bracket it, so that tests can
-// queue a waiter or broadcast there.
-var ticketHook func(c *Cond, taken bool)
-
-// pendHook, if set (by tests), runs in decidePending between the
-// decision and the record, under pmu; expireHook as a wait's timeout or
-// cancellation callback starts. They are atomic because such a callback
-// may still be running after its wait has returned (see Cond).
-var pendHook, expireHook atomic.Pointer[func(c *Cond)]
-
-// movedHook, if set (by tests, while nobody waits), runs in a wait that
-// gave up its ticket (see settleTicket), just before it queues.
-var movedHook func(c *Cond)
-
-// The bits of Cond.tick.
-const (
-	tickQueued    = 1 // the queue is not empty
-	tickBroadcast = 2 // a Broadcast is under way; each Broadcast adds it twice
-)
-
-// settleTicket is called by a waiter that took ticket t while c.tick
-// changed from s: a waiter was queued, or a Broadcast ran, meanwhile. It
-// takes mu, so that no Broadcast is under way, and returns the tick state
-// to compare later Broadcasts against, and whether a Signal that notified
-// t is passed on if the wait cannot end normally (see waitTicket).
-//
-// A t not yet notified is older than every queued waiter, and kept, unless
-// the queue's head queued before t was taken (its tk says so): then t is
-// given up to skip and ok is false, and w, the caller's record, joins
-// movers until the caller queues it where FIFO puts it (see
-// insertAfterTicket), so that a Signal or Broadcast made meanwhile still
-// finds the wait (see signalLocked). A t already notified is kept. Its
-// notification was a Signal's, to pass on, unless a Broadcast ran since s
-// and t is below bhi: then that Broadcast, or a Signal before it, woke
-// it, and nothing is passed on, as in waitTicket.
-func (c *Cond) settleTicket(t uint32, s uint64, w *waiter) (now uint64, pass, ok bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now = c.tick.Load()
-	if !less(t, c.notified()) {
-		if h := c.head; h != nil && !less(t, h.tk) {
-			// The queue's head queued before t was taken.
-			c.skip = append(c.skip, t)
-			c.dropSkipped()
-			w.moved, w.after, w.pre = true, t+1, 0
-			c.movers = append(c.movers, w)
-			return now, false, false
-		}
-		// Not notified, so no Broadcast since s covered it.
-		return now, true, true
-	}
-	// Notified: by a Signal (pass it on if need be), unless a Broadcast
-	// ran since s and the ticket is below the last one's end, bhi.
-	return now, now>>1 == s>>1 || !less(t, c.bhi), true
-}
-
-// notified returns the next ticket to notify. The caller holds mu (only
-// holders of mu change it).
-func (c *Cond) notified() uint32 { return atomic.LoadUint32(&c.nl.notify) }
-
-// waitTicket is an untimed wait outside bubbles on ticket t, taken while
-// no waiter was queued: it releases the lock, parks until t is notified
-// and retakes the lock (Wait has a copy of it). s is the Cond's tick state
-// when or after t was taken. If releasing or retaking the lock panics or
-// ends the goroutine, and pass is true, the Signal that notified t (if one
-// did) is passed on, unless a Broadcast has run since s: a Broadcast
-// notifies every ticket waiting, so t's notification was then the
-// Broadcast's, or a Signal's followed by a Broadcast that woke every other
-// waiter there was (sync.Cond's rule for what a wakeup covers).
-func (c *Cond) waitTicket(b *binding, t uint32, s uint64, pass bool) {
-	phase := ticketReleasing
-	defer func() {
-		if phase != ticketDone {
-			c.ticketFailed(phase, t, s, pass)
-		}
-	}()
-	holds := c.release(b)
-	phase = ticketRetaking
-	runtime_notifyListWait(&c.nl, t)
-	c.raceAcquire()
-	c.restore(b, holds)
-	phase = ticketDone
-}
-
-// ticketFailed cleans up after a ticket wait whose release (phase
-// ticketReleasing) or retake (ticketRetaking) of the lock panicked or
-// ended the goroutine.
-func (c *Cond) ticketFailed(phase int, t uint32, s uint64, pass bool) {
-	if phase == ticketReleasing {
-		c.abandonTicket(t, s, pass)
-		return
-	}
-	// The signal that woke it, if a Signal did, is passed on.
-	if pass && c.tick.Load()>>1 == s>>1 {
-		c.signal()
-	}
-}
-
-// The phases of waitTicket, for its deferred clean-up.
-const (
-	ticketReleasing = iota
-	ticketRetaking
-	ticketDone
-)
-
-// abandonTicket ends a ticket wait whose release of the lock panicked. A
-// ticket already notified by a Signal passes the signal on; one not yet
-// notified is added to skip, so that no Signal is spent on it.
-func (c *Cond) abandonTicket(t uint32, s uint64, pass bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !less(t, c.notified()) {
-		c.skip = append(c.skip, t)
-		c.dropSkipped()
-		return
-	}
-	if pass && c.tick.Load()>>1 == s>>1 {
-		c.signalLocked()
-	}
-}
-
-// restoreSignalled retakes the lock for a wait that a Signal ended. If the
-// retake panics (deadlock detection refused it, a reporter or the user's
-// Lock panicked) or ends the goroutine, the waiter never gets to act on
-// the signal, so it is passed on to the next waiter before the panic goes
-// on, unless a Broadcast has run since the wait queued (bseq): it came
-// after the Signal, and woke every waiter there was. (A ticket wait
-// cannot tell a Signal's wakeup from one that Broadcast followed, and
-// follows the same rule, so that one rule holds for every wait.)
-func (c *Cond) restoreSignalled(b *binding, holds int, bseq uint64) {
-	done := false
-	defer func() {
-		if !done && c.tick.Load()>>1 == bseq {
-			c.signal()
-		}
-	}()
-	c.restore(b, holds)
-	done = true
-}
-
-// publish queues w and releases the user's lock; it runs inside
-// w.park.Wait, after the ticket is taken and before the park. A Signal
-// after the queueing finds the waiter. A wait that gave up its ticket and
-// was chosen while it moved (w.pre) is decided here instead, and wakes
-// its own park: nobody else notifies this wait.
-func (c *Cond) publish(w *waiter) {
-	c.mu.Lock()
-	w.gen++
-	w.expect = w.st.Load()
-	pre := uint64(0)
-	switch {
-	case !w.moved:
-		w.bseq = c.tick.Load() >> 1
-		w.tk = atomic.LoadUint32(&c.nl.wait)
-		c.push(w)
-	case w.pre == 0:
-		w.moved = false
-		c.dropMover(w)
-		w.bseq = c.tick.Load() >> 1
-		c.insertAfterTicket(w)
-	default:
-		w.moved = false
-		pre, w.pre = w.pre, 0
-		w.st.Store(w.gen<<stShift | pre)
-	}
-	c.mu.Unlock()
-	if pre != 0 {
-		c.notify(w)
-	}
-	// Pending wakeups of the waiter's bubble are delivered once it has
-	// queued, as Signal delivers them once it has had its turn: then
-	// every one recorded under mu before is found.
-	if c.npend.Load() != 0 {
-		c.deliver(core.Domain(w.mode.Load() >> modeShift))
-	}
-	expect, gen := w.expect, w.gen
-	released := false
-	defer func() {
-		if !released {
-			c.abandon(w, expect, gen)
-		}
-	}()
-	// The callback is registered before the lock is released: the ticket
-	// is already taken, so one that fires at once only ends the wait as
-	// soon as it starts, and a panic from a user's context (in its Done
-	// method) is covered by the defer above, with the lock still held.
-	switch {
-	case w.d > 0:
-		w.stop = time.AfterFunc(w.d, func() { c.expire(w, expect, gen) }).Stop
-	case w.ctx != nil:
-		w.stop = context.AfterFunc(w.ctx, func() { c.expire(w, expect, gen) })
-	}
-	w.holds = c.release(c.b.Load())
-	released = true
-}
-
-// abandon ends a wait whose set-up panicked after the waiter was queued:
-// the lock's Unlock (a user's Locker may panic, before or after releasing
-// the lock) or the context's Done. The panic leaves Wait, so the wait is
-// decided as gone; if a Signal has already chosen this waiter (possible
-// once the lock was released, or at any time for a Signal made without
-// the lock), the signal is passed to the next waiter, so that it is not
-// lost with this one, unless a Broadcast has run since (as in
-// restoreSignalled). A wait that its own timeout or cancellation, or a
-// Broadcast, already decided passes nothing on: nobody signalled it. A
-// wait that a goroutine of another domain decided, and recorded as
-// pending for its bubble (decidePending), comes off the pending list.
-func (c *Cond) abandon(w *waiter, expect, gen uint64) {
-	if w.stop != nil {
-		w.stop()
-	}
-	w.ctx, w.stop = nil, nil
-	c.mu.Lock()
-	if !c.decide(w, expect, gen, stGone) {
-		if w.mode.Load()&modeDurable != 0 {
-			// Decided by a goroutine that could not wake it
-			// (decidePending), which recorded it on c.pend under pmu:
-			// the wait ends without that wakeup, and the record, about
-			// to be reused, must not be woken for it later.
-			c.unpend(w)
-		}
-		if w.st.Load()&stMask == stSignal && c.tick.Load()>>1 == w.bseq {
-			c.signalLocked()
-		}
-	}
-	if w.inq {
-		c.unlink(w)
-	}
-	c.mu.Unlock()
-	c.putSpare(w)
-}
-
-// getWaiter returns a waiter record owned by the caller until the wait
-// ends.
-func (c *Cond) getWaiter() *waiter {
-	const all = 1<<len(c.spare) - 1
-	for {
-		b := c.busy.Load()
-		if b == all {
-			break
-		}
-		i := bits.TrailingZeros32(^b)
-		if c.busy.CompareAndSwap(b, b|1<<i) {
-			w := c.spare[i]
-			if w == nil {
-				w = c.newWaiter(i)
-				c.spare[i] = w
-			}
-			return w
-		}
-	}
-	c.mu.Lock()
-	w := c.free
-	if w != nil {
-		c.free, w.next = w.next, nil
-	}
-	c.mu.Unlock()
-	if w == nil {
-		w = c.newWaiter(-1)
-	}
-	return w
-}
-
-func (c *Cond) newWaiter(slot int) *waiter {
-	w := &waiter{c: c, slot: slot}
-	w.park.L = w
-	return w
-}
-
-// putSpare returns a waiter record whose wait is over and which is out of
-// the queue.
-func (c *Cond) putSpare(w *waiter) {
-	if w.slot >= 0 {
-		c.busy.And(^uint32(1 << w.slot))
-		return
-	}
-	c.mu.Lock()
-	w.next, c.free = c.free, w
-	c.mu.Unlock()
-}
-
-// decide ends w's current wait with decision d, unless something else
-// already decided it, and reports whether it did. A caller that may not
-// wake w (a wait parked durably in a bubble other than the caller's
-// domain) records it for its bubble instead (decidePending). w.mode, read
-// before the CompareAndSwap, is the current wait's whenever expect is:
-// the waiting goroutine stores it before publish makes expect known.
-func (c *Cond) decide(w *waiter, expect, gen, d uint64) bool {
-	if mode := w.mode.Load(); mode&modeDurable != 0 && core.CurDomain() != core.Domain(mode>>modeShift) {
-		return c.decidePending(w, expect, gen, d)
-	}
-	if !w.st.CompareAndSwap(expect, gen<<stShift|d) {
-		return false
-	}
-	c.notify(w)
-	return true
-}
-
-// decidePending is decide by a goroutine that cannot wake w, parked
-// durably in another bubble (Go would kill the program): it decides the
-// wait, records it on c.pend for a goroutine of the waiter's bubble to
-// wake (deliver), and marks c shared. The decision and the record are
-// one step under pmu, so that a goroutine of the bubble that finds the
-// wait decided and then takes pmu (the wait's own timeout or
-// cancellation callback: expire) finds the waiter woken or recorded.
-//
-// Rejected alternative: deciding first and taking pmu only to record the
-// waiter, as the wakeups that may wake do. A timeout that fires in
-// between finds the wait decided and nothing recorded, and returns; the
-// waiter then sleeps until something else in its bubble uses the Cond,
-// which a bubble waiting only on that timeout never does.
-func (c *Cond) decidePending(w *waiter, expect, gen, d uint64) bool {
-	c.pmu.Lock()
-	if !w.st.CompareAndSwap(expect, gen<<stShift|d) {
-		c.pmu.Unlock()
-		return false
-	}
-	if h := pendHook.Load(); h != nil {
-		(*h)(c)
-	}
-	c.dom.Store(uint64(core.DomMixed))
-	w.pnext, c.pend = c.pend, w
-	c.npend.Add(1)
-	c.pmu.Unlock()
-	return true
-}
-
-// Sharing a Cond across testing/synctest bubbles.
-//
-// A goroutine outside bubbles parks on c.nl or on its waiter's sync.Cond:
-// anyone may wake it (the runtime checks only a bubbled waiter's waker). A
-// goroutine inside a bubble parks there, durably, only while every
-// goroutine seen waiting on or signalling c is of its bubble
-// (parkDurably); otherwise on sem, which anyone may release, and then it
-// is not durably blocked. Signallers are not known in advance, so this can
-// fail once per Cond: a goroutine of another domain (or a timeout or
-// context callback running in one) may decide a wait that is parked
-// durably. It cannot wake it without a fatal error, so it records c as
-// mixed (later waiters in bubbles park on sem) and leaves the decided wait
-// on c.pend; the next Wait, Signal or Broadcast by a goroutine of the
-// waiter's bubble, or the firing of a timeout of a wait of that bubble
-// (the waiter's own, if it has one), wakes it. If nothing in the bubble
-// does, the bubble is blocked, and synctest reports it as deadlocked.
-//
-// Rejected alternatives: forgetting the domains once nobody waits, so that
-// a package-level Cond used by one bubbled test after another stays
-// durable; a foreign signaller could then strand a waiter on c.pend at any
-// time, not just once. Tying durability to the lock (refusing the lock to
-// foreign goroutines while durable waiters wait) deadlocks a bubble that
-// waits for a signal from outside.
-
-// parkDurably records d as a domain that waits on c and reports whether a
-// waiter of d parks durably: d is a bubble and the only domain c has seen.
-// New records the creator's domain: a Cond made outside bubbles (a
-// package-level one, say) is treated as shared, and its waiters in bubbles
-// park on sem from the start, so the case above cannot arise for it; a
-// Cond made inside a bubble, the usual case in a synctest test, is
-// durable for its bubble's waiters until another domain uses it. A Cond
-// made as a struct (&Cond{L: l}) runs no code when made: its first waiter
-// or signaller is the first domain it records.
-func (c *Cond) parkDurably(d core.Domain) bool {
-	for {
-		cur := core.Domain(c.dom.Load())
-		switch {
-		case cur == d:
-			return d.Bubble()
-		case cur == core.DomMixed:
-			return false
-		}
-		next := d
-		if cur != 0 {
-			next = core.DomMixed
-		}
-		if c.dom.CompareAndSwap(uint64(cur), uint64(next)) {
-			return next == d && d.Bubble()
-		}
-	}
-}
-
-// touch records the caller's domain as one that signals c, when that
-// matters (c has seen one bubble only). It is one load for a Cond used
-// outside bubbles.
-func (c *Cond) touch() {
-	if cur := core.Domain(c.dom.Load()); cur.Bubble() {
-		if d := core.CurDomain(); d != cur {
-			c.dom.Store(uint64(core.DomMixed)) // sticky: nothing else is ever stored over it
-		}
-	}
-}
-
-// deliverAfter delivers, after a Signal or Broadcast has released mu, the
-// pending wakeups that the caller may deliver. It looks after its turn
-// under mu, not before, so that it finds those recorded by every Signal
-// and Broadcast that took mu before it (they record under mu, in
-// decidePending), also one that was under way when it began. It is one
-// load when nothing is pending, inlined into its callers.
-func (c *Cond) deliverAfter() {
-	if c.npend.Load() != 0 {
-		c.deliverHere()
-	}
-}
-
-// deliverHere delivers the pending wakeups of the caller's domain.
-func (c *Cond) deliverHere() { c.deliver(core.CurDomain()) }
-
-// A waiter's mode bits.
-const (
-	modeDurable = 1
-	modeSem     = 2
-	modeShift   = 2
-)
-
-// notify wakes w, whose wait has just been decided by the caller, a
-// goroutine that may wake it: any goroutine for a wait on sem or outside
-// bubbles, one of the waiter's bubble for a durable wait (decide sends
-// the others to decidePending).
-func (c *Cond) notify(w *waiter) {
-	mode := w.mode.Load()
-	switch {
-	case mode&modeSem != 0:
-		w.sem.Unlock()
-	default:
-		w.park.Broadcast()
-	}
-}
-
-// unpend takes w off c.pend, if it is there: a wait abandoned by its own
-// goroutine after a goroutine of another domain decided it (abandon). It
-// is a walk of the pending list, on that rare path only.
-func (c *Cond) unpend(w *waiter) {
-	c.pmu.Lock()
-	for p := &c.pend; *p != nil; p = &(*p).pnext {
-		if *p == w {
-			*p, w.pnext = w.pnext, nil
-			c.npend.Add(-1)
-			break
-		}
-	}
-	c.pmu.Unlock()
-}
-
-// deliver wakes the pending waiters of domain d (the caller's).
-func (c *Cond) deliver(d core.Domain) {
-	c.pmu.Lock()
-	for p := &c.pend; *p != nil; {
-		w := *p
-		if core.Domain(w.mode.Load()>>modeShift) != d {
-			p = &w.pnext
-			continue
-		}
-		*p, w.pnext = w.pnext, nil
-		c.npend.Add(-1)
-		w.park.Broadcast()
-	}
-	c.pmu.Unlock()
-}
-
-// expire ends a timed-out or cancelled wait, unless a Signal already
-// chose the waiter or the wait is over. It takes no lock: the waiter
-// leaves the queue itself, or a Signal skips it.
-func (c *Cond) expire(w *waiter, expect, gen uint64) {
-	if h := expireHook.Load(); h != nil {
-		(*h)(c)
-	}
-	if !c.decide(w, expect, gen, stGone) && w.mode.Load()&modeDurable != 0 {
-		// Decided by another, perhaps a goroutine of another domain that
-		// is recording the waiter under pmu (decidePending): deliver
-		// takes pmu, so it finds the record made.
-		c.deliverHere()
-		return
-	}
-	c.deliverAfter()
 }
 
 func (c *Cond) release(b *binding) int {
@@ -1167,9 +511,9 @@ func (c *Cond) Signal() {
 	}
 	c.raceRelease()
 	c.mu.Lock()
-	if atomic.LoadUint32(&c.nl.wait) != c.notified() && c.head == nil && len(c.skip)+len(c.movers) == 0 {
+	if atomic.LoadUint32(&c.nl.Wait) != c.notified() && c.head == nil && len(c.skip)+len(c.movers) == 0 {
 		// The common case of signalLocked: a ticket waits, nobody queued.
-		runtime_notifyListNotifyOne(&c.nl)
+		rt.NotifyListNotifyOne(&c.nl)
 	} else {
 		c.signalLocked() // cannot panic: no user code runs under mu
 	}
@@ -1187,9 +531,9 @@ func (c *Cond) Broadcast() {
 	c.raceRelease()
 	c.mu.Lock()
 	c.tick.Add(tickBroadcast)
-	if atomic.LoadUint32(&c.nl.wait) != c.notified() {
+	if atomic.LoadUint32(&c.nl.Wait) != c.notified() {
 		c.skip = c.skip[:0]
-		runtime_notifyListNotifyAll(&c.nl)
+		rt.NotifyListNotifyAll(&c.nl)
 	}
 	c.bhi = c.notified()
 	for _, w := range c.movers {
@@ -1204,108 +548,6 @@ func (c *Cond) Broadcast() {
 	c.tick.Add(tickBroadcast)
 	c.mu.Unlock()
 	c.deliverAfter()
-}
-
-func (c *Cond) signal() {
-	c.mu.Lock()
-	c.signalLocked() // cannot panic: no user code runs under mu
-	c.mu.Unlock()
-}
-
-// signalLocked wakes the longest waiter: the oldest ticket not yet
-// notified, a wait that gave up its ticket and has not yet queued, or the
-// first queued waiter, whichever waited first (tickets and tk tell),
-// passing over abandoned tickets and decided waiters. The caller holds mu.
-func (c *Cond) signalLocked() {
-	for {
-		n := c.notified()
-		pending := atomic.LoadUint32(&c.nl.wait) != n
-		if pending && c.skipped(n) {
-			runtime_notifyListNotifyOne(&c.nl) // nobody waits on n
-			continue
-		}
-		if len(c.movers) != 0 && c.signalMover(n, pending) {
-			return
-		}
-		if h := c.head; h != nil && (!pending || !less(n, h.tk)) {
-			c.unlink(h)
-			if c.decide(h, h.expect, h.gen, stSignal) {
-				return
-			}
-			continue // it timed out or was cancelled: the signal goes on
-		}
-		if pending {
-			runtime_notifyListNotifyOne(&c.nl) // notifies n
-			c.dropSkipped()
-		}
-		return
-	}
-}
-
-// signalMover chooses the oldest of movers if it waited before ticket n
-// (if pending) and before the queue's head, and reports whether it did.
-// A mover that took ticket m waited before ticket n if m < n, and before
-// a queued waiter h if h queued after m was taken (m < h.tk), as
-// insertAfterTicket orders it. The caller holds mu.
-func (c *Cond) signalMover(n uint32, pending bool) bool {
-	i := 0
-	for j, m := range c.movers {
-		if less(m.after, c.movers[i].after) {
-			i = j
-		}
-	}
-	w := c.movers[i]
-	m := w.after - 1
-	if pending && !less(m, n) || c.head != nil && !less(m, c.head.tk) {
-		return false
-	}
-	c.removeMover(i)
-	w.pre, w.bseq = stSignal, c.tick.Load()>>1
-	return true
-}
-
-// dropMover removes w from movers. The caller holds mu.
-func (c *Cond) dropMover(w *waiter) {
-	for i, m := range c.movers {
-		if m == w {
-			c.removeMover(i)
-			return
-		}
-	}
-}
-
-func (c *Cond) removeMover(i int) {
-	last := len(c.movers) - 1
-	c.movers[i] = c.movers[last]
-	c.movers[last] = nil
-	c.movers = c.movers[:last]
-}
-
-// dropSkipped notifies the oldest tickets not yet notified for as long as
-// they are abandoned ones, forgetting them, so that no ticket in skip is
-// older than every ticket a goroutine waits on: abandoned tickets with
-// nobody waiting before them are not kept until a Signal comes. The
-// caller holds mu.
-func (c *Cond) dropSkipped() {
-	for len(c.skip) != 0 {
-		n := c.notified()
-		if atomic.LoadUint32(&c.nl.wait) == n || !c.skipped(n) {
-			return
-		}
-		runtime_notifyListNotifyOne(&c.nl) // nobody waits on n
-	}
-}
-
-// skipped reports whether t is an abandoned ticket, and forgets it. The
-// caller holds mu.
-func (c *Cond) skipped(t uint32) bool {
-	for i, s := range c.skip {
-		if s == t {
-			c.skip = append(c.skip[:i], c.skip[i+1:]...)
-			return true
-		}
-	}
-	return false
 }
 
 // Waiters returns the number of goroutines waiting on c and not yet
@@ -1326,71 +568,13 @@ func (c *Cond) Waiters() int {
 	defer c.mu.Unlock()
 	// A wait is decided by the CompareAndSwap on st: a queued waiter
 	// whose st is still what it was when it queued is waiting.
-	n := int(atomic.LoadUint32(&c.nl.wait)-c.notified()) - len(c.skip) + len(c.movers)
+	n := int(atomic.LoadUint32(&c.nl.Wait)-c.notified()) - len(c.skip) + len(c.movers)
 	for w := c.head; w != nil; w = w.next {
 		if w.st.Load() == w.expect {
 			n++
 		}
 	}
 	return n
-}
-
-func (c *Cond) push(w *waiter) {
-	w.inq = true
-	w.prev = c.tail
-	if c.tail == nil {
-		c.tick.Or(tickQueued)
-		c.head = w
-	} else {
-		c.tail.next = w
-	}
-	c.tail = w
-}
-
-// insertAfterTicket queues w, which gave up ticket w.after-1, before the
-// first queued waiter that queued after that ticket was taken.
-func (c *Cond) insertAfterTicket(w *waiter) {
-	t := w.after - 1
-	w.tk = w.after
-	x := c.tail
-	for x != nil && less(t, x.tk) {
-		x = x.prev
-	}
-	if x == nil {
-		w.inq, w.prev, w.next = true, nil, c.head
-		if c.head == nil {
-			c.tick.Or(tickQueued)
-			c.tail = w
-		} else {
-			c.head.prev = w
-		}
-		c.head = w
-		return
-	}
-	w.inq, w.prev, w.next = true, x, x.next
-	if x.next == nil {
-		c.tail = w
-	} else {
-		x.next.prev = w
-	}
-	x.next = w
-}
-
-func (c *Cond) unlink(w *waiter) {
-	if w.prev != nil {
-		w.prev.next = w.next
-	} else {
-		c.head = w.next
-	}
-	if w.next != nil {
-		w.next.prev = w.prev
-	} else {
-		c.tail = w.prev
-	}
-	if c.head == nil {
-		c.tick.And(^uint64(tickQueued))
-	}
-	w.prev, w.next, w.inq = nil, nil, false
 }
 
 type noCopy struct{}

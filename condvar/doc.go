@@ -54,3 +54,21 @@
 // safe to share, but its waiters in bubbles are not durably blocked (see
 // Cond and docs/synctest.md).
 package condvar
+
+// The files of the package, one idea each:
+//   - cond.go: the Cond type, New, binding to L, the error values and the
+//     public entry points (Wait and its variants, Signal, Broadcast,
+//     Waiters).
+//   - ticket.go: the untimed wait on a ticket of the runtime's notify list,
+//     the tick word it checks, and abandoned tickets (skip).
+//   - ticketpath.go, ticketpath_purego.go: whether the ticket path is
+//     built (not with -tags purego); the notify list itself is
+//     internal/rt's NotifyList.
+//   - queue.go: the queued wait, the waiter record and its reuse, the
+//     decision of a wait, the queue itself, and timeouts.
+//   - signal.go: choosing the waiter a Signal wakes, waits moving from a
+//     ticket to the queue (movers), and passing a signal on.
+//   - bubbles.go: testing/synctest bubbles: durable parks, and the
+//     pending wakeups that a goroutine of another domain leaves.
+//   - race.go, norace.go: the happens-before edge of a ticket wait under
+//     the race detector.

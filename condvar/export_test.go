@@ -36,8 +36,8 @@ func SkipLen(c *Cond) int {
 }
 
 // SetMovedHook makes f run in every wait that gave up its ticket to queue
-// instead (see settleTicket), between giving it up and queueing, until the
-// returned function is called. Set it only while no goroutine waits.
+// instead (see keepTicketOrMove), between giving it up and queueing,
+// until the returned function is called. Set it only while no goroutine waits.
 func SetMovedHook(f func(c *Cond)) (reset func()) {
 	movedHook = f
 	return func() { movedHook = nil }
@@ -57,3 +57,7 @@ func SetExpireHook(f func(c *Cond)) (reset func()) {
 	expireHook.Store(&f)
 	return func() { expireHook.Store(nil) }
 }
+
+// TicketPath reports whether untimed waits outside bubbles may take a
+// ticket (not when built with -tags purego).
+const TicketPath = ticketPath

@@ -66,3 +66,14 @@ func queueWaiter[T any](t *testing.T, l sync.Locker, c *condvar.Cond, want int, 
 	testutil.WaitFor(t, "waiter queued", func() bool { return c.Waiters() == want })
 	return res
 }
+
+// skipWithoutTickets skips a test that drives the ticket path through
+// its hooks (SetTicketHook, SetMovedHook) when built with -tags purego:
+// no wait takes a ticket then, so the hooks never run. The behaviour such
+// a test checks on the queued path is covered by the other tests.
+func skipWithoutTickets(t *testing.T) {
+	t.Helper()
+	if !condvar.TicketPath {
+		t.Skip("built with -tags purego: no wait takes a ticket, so the ticket hooks never run")
+	}
+}

@@ -157,7 +157,7 @@ func TestSynctestCondWaitAfterForeignSignalDelivers(t *testing.T) {
 	released := make(chan struct{})
 	go func() { // outside the bubble
 		defer close(released)
-		r.awaitSecond("the second waiter waiting for the Cond's mutex", "(*Cond).publish(")
+		r.awaitSecond("the second waiter waiting for the Cond's mutex", "(*Cond).queueAndRelease(")
 		timer := time.NewTimer(testutil.Liveness)
 		defer timer.Stop()
 		select {
@@ -295,8 +295,8 @@ func (h *hookedUnlocker) Unlock() {
 // on, and nothing of the wait stays behind on the Cond's pending list.
 // Else the record, reused by the next wait (here one outside bubbles,
 // which parks on it), is woken by a goroutine that delivers that stale
-// entry: the outside wait's own publish, so that it returns at once as
-// signalled (WaitContext nil) though nobody signalled it.
+// entry: the outside wait's own queueAndRelease, so that it returns at
+// once as signalled (WaitContext nil) though nobody signalled it.
 func TestSynctestCondAbandonAfterForeignSignalLeavesNothingPending(t *testing.T) {
 	l := &hookedUnlocker{}
 	var cp atomic.Pointer[condvar.Cond]

@@ -87,6 +87,7 @@ func firstOf(t *testing.T, a, b <-chan bool) string {
 // served first; a ticket taken after the queueing is given up, and its
 // waiter queues behind the timed one.
 func TestCondTicketFIFOWithRacingQueuedWaiter(t *testing.T) {
+	skipWithoutTickets(t)
 	for _, tc := range []struct {
 		name        string
 		ticketFirst bool
@@ -131,6 +132,7 @@ func TestCondTicketFIFOWithRacingQueuedWaiter(t *testing.T) {
 // Broadcast woke it, not a Signal, so nothing is passed on: a waiter that
 // came after the Broadcast goes on waiting.
 func TestCondTicketBroadcastNotPassedOn(t *testing.T) {
+	skipWithoutTickets(t)
 	l := new(freeLocker)
 	c := condvar.New(l)
 	later := make(chan bool, 1)
@@ -152,6 +154,7 @@ func TestCondTicketBroadcastNotPassedOn(t *testing.T) {
 // waiter. Also when a Broadcast ran just before the ticket was taken (it
 // did not cover the ticket, so the ticket's wakeup is the Signal's).
 func TestCondTicketSignalPassedOnAfterSetUpPanic(t *testing.T) {
+	skipWithoutTickets(t)
 	for _, broadcastBefore := range []bool{false, true} {
 		name := "plain"
 		if broadcastBefore {
@@ -328,6 +331,7 @@ func TestCondQueuedSignalNotPassedOnAfterBroadcast(t *testing.T) {
 // it counts in Waiters all along, also between giving up the ticket and
 // queueing.
 func TestCondWaitersCountsWaitGivingUpTicket(t *testing.T) {
+	skipWithoutTickets(t)
 	l := new(freeLocker)
 	c := condvar.New(l)
 	timed := make(chan bool, 1)
@@ -492,6 +496,7 @@ func (l *goexitLocker) Unlock() {
 // the lock or in its retake. The wait never returns, so the signal goes to
 // the next waiter, as it does for a panic.
 func TestCondTicketSignalPassedOnAfterGoexit(t *testing.T) {
+	skipWithoutTickets(t)
 	t.Run("release", func(t *testing.T) {
 		l := new(goexitLocker)
 		c := condvar.New(l)
@@ -540,6 +545,7 @@ func TestCondTicketSignalPassedOnAfterGoexit(t *testing.T) {
 // a Signal wakes the queued waiter first (it waited longer), then this
 // wait; a Broadcast wakes both.
 func TestCondWakeupReachesWaitGivingUpTicket(t *testing.T) {
+	skipWithoutTickets(t)
 	for _, tc := range []struct {
 		name             string
 		broadcast, leave bool // leave: the queued waiter leaves first
