@@ -119,9 +119,9 @@ type Cond struct {
 	//     Signal while another holds L and waits for it).
 	//   - Taking each ticket under mu, with counts of tickets taken and
 	//     notified kept beside the runtime's: simpler (no keepTicketOrMove),
-	//     but BenchmarkCondPingPongRatio measured 0.02-0.07 more times
-	//     sync.Cond's CPU time than without mu in Wait (medians of 3
-	//     interleaved runs, 2-core AMD EPYC).
+	//     but BenchmarkCondPingPongRatio measures more of sync.Cond's CPU
+	//     time with mu in Wait than without (interleave the two builds:
+	//     `go test -run '^$' -bench PingPongRatio ./condvar`).
 	//   - Signal without mu, claiming the ticket to notify with a
 	//     CompareAndSwap: with mu left out of Signal altogether (the most
 	//     it could save, and unsafe), the ratio fell by 0.01-0.08 (two
@@ -344,10 +344,9 @@ func (c *Cond) Wait() {
 	// The common case, an untimed wait outside bubbles on a Cond used only
 	// there, with nobody queued, is wait and waitTicket with checkOwner,
 	// release and restore written out here: each call level left out of
-	// a Wait or Signal lowered BenchmarkCondPingPongRatio by 0.03-0.13
-	// times sync.Cond's CPU time (2-core AMD EPYC, medians of 4
-	// interleaved runs; together 1.47-1.49 down to 1.24 on the
-	// owner-aware locks, 1.37 down to 1.11 on a sync.Mutex).
+	// a Wait or Signal lowers BenchmarkCondPingPongRatio's ratio to
+	// sync.Cond's CPU time, on every lock kind (interleave the builds:
+	// `go test -run '^$' -bench PingPongRatio ./condvar`).
 	b := c.b.Load()
 	if b == nil || b.self != c || !sameLocker(c.L, b.l) {
 		b = c.bind() // binds c, or panics

@@ -47,13 +47,13 @@ const (
 // Rejected alternatives:
 //   - Laying the Cond and the waiter out by cache line (what Wait and
 //     Signal both touch in one 64-byte line each): BenchmarkCondPingPongRatio
-//     measured 1.57 times sync.Cond on a sync.Mutex with and without it
-//     (10 interleaved runs, 2-core AMD EPYC).
+//     shows no difference with and without it (interleave the builds:
+//     `go test -run '^$' -bench PingPongRatio ./condvar`).
 //   - A channel per waiter. A channel must be made per wait (one made inside
 //     a testing/synctest bubble must not be used outside it, so it cannot be
 //     pooled), which cost two allocations per Wait and made a ping-pong
-//     through the Cond 2.7 times slower than through sync.Cond
-//     (BenchmarkCondPingPongRatio, 2-core AMD EPYC).
+//     through the Cond several times slower than through sync.Cond
+//     (BenchmarkCondPingPongRatio).
 //   - A sync.Cond per waiter bound to Cond.mu, checking a flag in a loop:
 //     correct, but each wait then took mu three times and retook it after
 //     the park, 1.5-1.7 times sync.Cond's ping-pong on the same machine.
@@ -139,9 +139,8 @@ func (c *Cond) waitQueued(b *binding, dom core.Domain, durable bool, d time.Dura
 	}
 	if w.parking.Load() != how {
 		// A record is reused by goroutines that park the same way, so
-		// the store is rarely needed: on the 2-core AMD EPYC this was
-		// measured on, an atomic store (an exchange on amd64) took
-		// 12-25 ns, a load and compare 2-3.5 ns.
+		// the store is rarely needed: an atomic store (an exchange on
+		// amd64) costs several times a load and compare.
 		w.parking.Store(how)
 	}
 	if how&parkSem != 0 {

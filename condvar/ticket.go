@@ -171,12 +171,11 @@ func (c *Cond) skipped(t uint32) bool {
 // what sync.Cond's does plus the checks: one ticket on c.nl (the
 // runtime's notify list, see rt.NotifyList), one park, no record and no
 // lock of the Cond's own. With every wait queued on a record that parked
-// on its own sync.Cond, BenchmarkCondPingPongRatio measured 1.53-1.69
-// times sync.Cond's CPU time on a sync.Mutex and 1.56-1.78 on
-// mutex.Mutex and monitor.Monitor; with the ticket list (and Wait written
-// out, see there), 1.08-1.17 and 1.17-1.29 (6 runs each, the two builds
-// alternating, 2-core AMD EPYC, Go 1.26). Built with -tags purego
-// (ticketPath false), every wait queues.
+// on its own sync.Cond, BenchmarkCondPingPongRatio's ratio to sync.Cond's
+// CPU time is about half as much again as with the ticket list (and Wait
+// written out, see there). The purego build (ticketPath false) queues
+// every wait, so alternating `go test -run '^$' -bench PingPongRatio
+// ./condvar` with and without -tags purego shows the difference.
 
 // less reports whether ticket a comes before ticket b, for counters that
 // wrap around (the runtime's rule: their difference stays below 2^31).
