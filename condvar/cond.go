@@ -163,15 +163,6 @@ type Cond struct {
 	//lint:ignore U1000 used only under the race detector (race.go)
 	raceSeq atomic.Uint64 // used only under the race detector: see race.go
 
-	// spare holds waiters to reuse without taking mu: bit i of busy is set
-	// while spare[i] is in use, and the goroutine that set it owns the slot
-	// (and creates its waiter on first use). A ping-pong needs two (one
-	// side starts its next wait before the other has returned from its
-	// last); with more than four concurrent waiters the rest fall back to
-	// free.
-	busy  atomic.Uint32
-	spare [4]*waiter
-
 	// dom records the domains (testing/synctest bubbles, or outside any)
 	// of the goroutine that made c with New, of the goroutines that have
 	// waited on c, and of those that have signalled it while it had seen

@@ -157,7 +157,7 @@ func TestSynctestCondWaitAfterForeignSignalDelivers(t *testing.T) {
 	released := make(chan struct{})
 	go func() { // outside the bubble
 		defer close(released)
-		r.awaitSecond("the second waiter waiting for the Cond's mutex", "(*Cond).queueAndRelease(")
+		r.awaitSecond("the second waiter waiting for the Cond's mutex", "(*Cond).getWaiter(")
 		timer := time.NewTimer(testutil.Liveness)
 		defer timer.Stop()
 		select {

@@ -2,7 +2,6 @@ package condvar
 
 import (
 	"context"
-	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,7 +67,6 @@ const (
 // allows it, and otherwise on sem (see there).
 type waiter struct {
 	c    *Cond
-	slot int       // index in c.spare, or -1
 	park sync.Cond // park.L is the waiter: see Lock and Unlock
 
 	// sem, a sync.Mutex used as a binary semaphore (locked: no wakeup
@@ -167,7 +165,7 @@ func (c *Cond) waitQueued(b *binding, dom core.Domain, durable bool, d time.Dura
 		}
 		c.mu.Unlock()
 	}
-	c.putSpare(w)
+	c.putWaiter(w)
 	if decision == stSignal {
 		c.restoreSignalled(b, holds, bseq)
 	} else {
@@ -266,28 +264,13 @@ func (c *Cond) abandon(w *waiter, expect, gen uint64) {
 		c.unlink(w)
 	}
 	c.mu.Unlock()
-	c.putSpare(w)
+	c.putWaiter(w)
 }
 
 // getWaiter returns a waiter record owned by the caller until the wait
-// ends.
+// ends: one from the free list, or a new one once the Cond has served as
+// many concurrent queued waits as it has records.
 func (c *Cond) getWaiter() *waiter {
-	const all = 1<<len(c.spare) - 1
-	for {
-		b := c.busy.Load()
-		if b == all {
-			break
-		}
-		i := bits.TrailingZeros32(^b)
-		if c.busy.CompareAndSwap(b, b|1<<i) {
-			w := c.spare[i]
-			if w == nil {
-				w = c.newWaiter(i)
-				c.spare[i] = w
-			}
-			return w
-		}
-	}
 	c.mu.Lock()
 	w := c.free
 	if w != nil {
@@ -295,24 +278,15 @@ func (c *Cond) getWaiter() *waiter {
 	}
 	c.mu.Unlock()
 	if w == nil {
-		w = c.newWaiter(-1)
+		w = &waiter{c: c}
+		w.park.L = w
 	}
 	return w
 }
 
-func (c *Cond) newWaiter(slot int) *waiter {
-	w := &waiter{c: c, slot: slot}
-	w.park.L = w
-	return w
-}
-
-// putSpare returns a waiter record whose wait is over and which is out of
-// the queue.
-func (c *Cond) putSpare(w *waiter) {
-	if w.slot >= 0 {
-		c.busy.And(^uint32(1 << w.slot))
-		return
-	}
+// putWaiter returns a waiter record whose wait is over and which is out
+// of the queue to the free list.
+func (c *Cond) putWaiter(w *waiter) {
 	c.mu.Lock()
 	w.next, c.free = c.free, w
 	c.mu.Unlock()

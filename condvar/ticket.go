@@ -13,7 +13,7 @@ func (c *Cond) afterTicket(b *binding, dom core.Domain, t uint32, s uint64) {
 	w := c.getWaiter() // the record to queue on if t is given up
 	s, pass, ok := c.keepTicketOrMove(t, s, w)
 	if ok {
-		c.putSpare(w)
+		c.putWaiter(w)
 		c.waitTicket(b, t, s, pass)
 		return
 	}
