@@ -10,10 +10,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/rt"
 )
 
 // TimerPoolMode is the type of Opts.TimerPool.
@@ -259,7 +259,7 @@ func panicsByDefault() bool {
 	case strings.EqualFold(v, "panic"):
 		return true
 	case v == "":
-		return testing.Testing()
+		return rt.TestBinary() // as detect decides, without linking package testing
 	}
 	return false
 }

@@ -99,13 +99,17 @@ func TestLibraryDoesNotImportKit(t *testing.T) {
 	}
 }
 
-// TestDetectTestingDep logs whether package detect, and so every binary
-// that uses the library, links package testing. It does not fail either
-// way.
-func TestDetectTestingDep(t *testing.T) {
+// TestLibraryDoesNotLinkTesting checks that no public package of the
+// library depends on package testing, so that a program using the locks
+// does not link the test framework (detect and deadlock tell a test binary
+// by rt.TestBinary instead of testing.Testing).
+func TestLibraryDoesNotLinkTesting(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go is not on PATH:", err)
 	}
-	deps := goList(t, nil, "-deps", module+"/detect")
-	t.Logf("testing among detect's dependencies: %v", slices.Contains(deps, "testing"))
+	for _, p := range []string{"mutex", "monitor", "condvar", "detect", "deadlock"} {
+		if deps := goList(t, nil, "-deps", module+"/"+p); slices.Contains(deps, "testing") {
+			t.Errorf("%s depends on package testing: every program that imports it links the test framework", p)
+		}
+	}
 }
