@@ -15,10 +15,10 @@ import (
 	"github.com/locksmith-go/locksmith/misuse"
 )
 
-// ErrNotOwner is matched (with errors.Is) by the panic value of Wait,
-// WaitTimeout, WaitContext, WaitWhile and WaitUntil called without holding
-// the Cond's owner-aware lock. It is the same value as mutex.ErrNotOwner and
-// monitor.ErrNotOwner.
+// ErrNotOwner is matched (with errors.Is) by the panic value of every wait
+// (Wait, WaitTimeout, WaitContext, WaitWhile, WaitUntil and the deadline
+// waits) called without holding the Cond's owner-aware lock. It is the
+// same value as mutex.ErrNotOwner and monitor.ErrNotOwner.
 var ErrNotOwner = misuse.ErrNotOwner
 
 // ErrNilLocker is matched by the panic value of New(nil), and of a wait or
@@ -35,9 +35,9 @@ var ErrCopied = errors.New("Cond copied after first use")
 //lint:ignore ST1005 the message starts with the type name Cond, as ErrCopied's does
 var ErrLockerChanged = errors.New("Cond's L changed after first use")
 
-// ErrNilContext is matched by the panic value of WaitContext called with a
-// nil context. It is the same value as mutex.ErrNilContext and
-// monitor.ErrNilContext.
+// ErrNilContext is matched by the panic value of WaitContext,
+// WaitUntilContext and WaitWhileContext called with a nil context. It is
+// the same value as mutex.ErrNilContext and monitor.ErrNilContext.
 var ErrNilContext = misuse.ErrNilContext
 
 // ErrReadLocker is matched (with errors.Is) by the panic value of New, and

@@ -60,6 +60,9 @@ func TestEveryMisusePanicIsAnError(t *testing.T) {
 		{"monitor Unlock of unlocked", func() { new(monitor.Monitor).Unlock() }, monitor.ErrNotOwner, nil},
 		{"monitor Wait without the monitor", func() { new(monitor.Monitor).Wait() }, monitor.ErrNotOwner, nil},
 		{"monitor Notify without the monitor", func() { new(monitor.Monitor).Notify() }, monitor.ErrNotOwner, nil},
+		{"monitor WaitUntilTimeout without the monitor", func() {
+			new(monitor.Monitor).WaitUntilTimeout(time.Hour, func() bool { return true })
+		}, monitor.ErrNotOwner, nil},
 		{"monitor WaitContext(nil)", func() {
 			var m monitor.Monitor
 			m.Lock()
@@ -77,6 +80,9 @@ func TestEveryMisusePanicIsAnError(t *testing.T) {
 		{"condvar New(nil)", func() { condvar.New(nil) }, condvar.ErrNilLocker, nil},
 		{"condvar Cond with a nil L", func() { new(condvar.Cond).Wait() }, condvar.ErrNilLocker, nil},
 		{"condvar Wait without the lock", func() { condvar.New(new(mutex.Mutex)).Wait() }, condvar.ErrNotOwner, nil},
+		{"condvar WaitWhileContext without the lock", func() {
+			_ = condvar.New(new(mutex.Mutex)).WaitWhileContext(context.Background(), func() bool { return false })
+		}, condvar.ErrNotOwner, nil},
 		{"condvar WaitContext(nil)", func() {
 			var mu mutex.Mutex
 			c := condvar.New(&mu)

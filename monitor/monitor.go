@@ -21,8 +21,9 @@ import (
 var ErrNotOwner = misuse.ErrNotOwner
 
 // ErrNilContext is matched (with errors.Is) by the panic value of
-// LockContext and WaitContext called with a nil context. It is the same
-// value as mutex.ErrNilContext and condvar.ErrNilContext.
+// LockContext, WaitContext, WaitUntilContext and WaitWhileContext called
+// with a nil context. It is the same value as mutex.ErrNilContext and
+// condvar.ErrNilContext.
 var ErrNilContext = misuse.ErrNilContext
 
 // ErrStranded is matched (with errors.Is) by the panic value of an Unlock
