@@ -51,15 +51,7 @@ func (c *Cond) WaitDeadline(deadline time.Time) bool {
 // <= 0 and pred is false, it returns false at once without releasing the
 // lock. Wakeups before pred holds wait again, for what is left of d.
 func (c *Cond) WaitUntilTimeout(d time.Duration, pred func() bool) bool {
-	c.checkOwner("wait") // also when pred is true at once
-	start := time.Now()
-	for !pred() {
-		left := d - time.Since(start)
-		if !c.WaitTimeout(left) && left <= 0 {
-			return false
-		}
-	}
-	return true
+	return c.waitForTimeout(d, pred, true)
 }
 
 // WaitWhileTimeout waits as long as cond returns true, for at most d,
@@ -67,15 +59,7 @@ func (c *Cond) WaitUntilTimeout(d time.Duration, pred func() bool) bool {
 // (true) or d elapsed with cond still true (false). It is
 // WaitUntilTimeout with the condition negated.
 func (c *Cond) WaitWhileTimeout(d time.Duration, cond func() bool) bool {
-	c.checkOwner("wait") // also when cond is false at once
-	start := time.Now()
-	for cond() {
-		left := d - time.Since(start)
-		if !c.WaitTimeout(left) && left <= 0 {
-			return false
-		}
-	}
-	return true
+	return c.waitForTimeout(d, cond, false)
 }
 
 // WaitUntilContext waits until pred returns true or ctx is done, calling
@@ -85,28 +69,42 @@ func (c *Cond) WaitWhileTimeout(d time.Duration, cond func() bool) bool {
 // at once without releasing the lock. A nil ctx panics with an error
 // matching ErrNilContext.
 func (c *Cond) WaitUntilContext(ctx context.Context, pred func() bool) error {
-	c.checkOwner("wait")
-	if ctx == nil {
-		panic(core.Misuse("condvar: WaitUntilContext with a nil context", ErrNilContext))
-	}
-	for !pred() {
-		done := ctx.Err() != nil
-		if err := c.WaitContext(ctx); err != nil && done {
-			return err
-		}
-	}
-	return nil
+	return c.waitForContext(ctx, "WaitUntilContext", pred, true)
 }
 
 // WaitWhileContext waits as long as cond returns true, until ctx is done,
 // calling cond with the lock held. It returns nil if cond returned false,
 // else ctx.Err(). It is WaitUntilContext with the condition negated.
 func (c *Cond) WaitWhileContext(ctx context.Context, cond func() bool) error {
+	return c.waitForContext(ctx, "WaitWhileContext", cond, false)
+}
+
+// waitForTimeout waits, for at most d, until f returns want: the Until
+// and While forms in one, without a closure to negate f. f is called on
+// entry and after every wait; the loop ends with false at the first wait
+// that returns false with no time left, which WaitTimeout makes at once
+// without releasing the lock.
+func (c *Cond) waitForTimeout(d time.Duration, f func() bool, want bool) bool {
+	c.checkOwner("wait") // also when f already returns want
+	start := time.Now()
+	for f() != want {
+		left := d - time.Since(start)
+		if !c.WaitTimeout(left) && left <= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// waitForContext waits, until ctx is done, until f returns want; op names
+// the caller in the nil-context panic. A wait begun with ctx done returns
+// at once without releasing the lock and ends the loop.
+func (c *Cond) waitForContext(ctx context.Context, op string, f func() bool, want bool) error {
 	c.checkOwner("wait")
 	if ctx == nil {
-		panic(core.Misuse("condvar: WaitWhileContext with a nil context", ErrNilContext))
+		panic(core.Misuse("condvar: "+op+" with a nil context", ErrNilContext))
 	}
-	for cond() {
+	for f() != want {
 		done := ctx.Err() != nil
 		if err := c.WaitContext(ctx); err != nil && done {
 			return err
