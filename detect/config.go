@@ -132,8 +132,8 @@ func WithMode(m Mode) Option {
 	return Option{func(c *config) { c.mode = m }}
 }
 
-// WithReporter sends every report to f. f is called without any
-// locksmith-internal lock held, on the goroutine that found the problem
+// WithReporter sends every report to f. f is called without any lock of
+// locksmith's own held, on the goroutine that found the problem
 // (the watchdog's, for wait timeouts), and may itself use locksmith locks.
 // nil restores the default: the reporter named by LOCKSMITH_DETECT_REPORT,
 // else PanicReporter in a test binary and PrintReporter elsewhere.

@@ -1,8 +1,8 @@
 // Package apidoc holds the test that keeps the public API readable without
 // the internals: what go doc prints for a public package names no internal
-// package and no unexported identifier in its declarations, and every
-// exported identifier, method, struct field and interface method has a
-// doc comment.
+// package and no unexported identifier in its declarations, no internal
+// package in its doc comments, and every exported identifier, method,
+// struct field and interface method has a doc comment.
 package apidoc_test
 
 import (
@@ -381,6 +381,54 @@ func TestPublicAPINamesNoInternals(t *testing.T) {
 		t.Run(dir, func(t *testing.T) {
 			for _, l := range load(t, dir).leaks(t) {
 				t.Error(l)
+			}
+		})
+	}
+}
+
+// internalInProse matches what names an internal package in a doc
+// comment: a path under internal/ or a selector on one of the engine's
+// packages.
+var internalInProse = regexp.MustCompile(`\binternal/|\b(core|rt|gid|fpstack|chunked)\.[A-Za-z(]`)
+
+// docs returns every doc comment go doc prints for the package, keyed by
+// what it documents.
+func (p *pkg) docs() map[string]string {
+	out := map[string]string{"package " + p.doc.Name: p.doc.Doc}
+	values := func(vs []*doc.Value) {
+		for _, v := range vs {
+			out[strings.Join(v.Names, ", ")] = v.Doc
+		}
+	}
+	funcs := func(prefix string, fs []*doc.Func) {
+		for _, f := range fs {
+			out[prefix+f.Name] = f.Doc
+		}
+	}
+	values(p.doc.Consts)
+	values(p.doc.Vars)
+	funcs("", p.doc.Funcs)
+	for _, typ := range p.doc.Types {
+		out[typ.Name] = typ.Doc
+		values(typ.Consts)
+		values(typ.Vars)
+		funcs("", typ.Funcs)
+		funcs(typ.Name+".", typ.Methods)
+	}
+	return out
+}
+
+// TestPublicDocsNameNoInternals: no doc comment of a public package, as go
+// doc prints it, names an internal package: a reader cannot look it up.
+func TestPublicDocsNameNoInternals(t *testing.T) {
+	for _, dir := range publicPackages(t) {
+		t.Run(dir, func(t *testing.T) {
+			for what, text := range load(t, dir).docs() {
+				for _, line := range strings.Split(text, "\n") {
+					if internalInProse.MatchString(line) {
+						t.Errorf("%s: the doc of %s names an internal package: %q", dir, what, strings.TrimSpace(line))
+					}
+				}
 			}
 		})
 	}
