@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,6 +41,7 @@ type config struct {
 	outside    time.Duration
 	quiet      bool
 	soak       time.Duration
+	from       string // a JSON report to write in format instead of measuring
 	args       []string
 }
 
@@ -68,7 +70,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cfg.soak > 0 {
 		return soak(cfg, stdout, stderr)
 	}
-	rep, err := measure(cfg, newProgress(stderr, cfg.quiet))
+	var rep *report
+	if cfg.from != "" {
+		rep, err = readReport(cfg.from)
+	} else {
+		rep, err = measure(cfg, newProgress(stderr, cfg.quiet))
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "lockbench: %v\n", err)
 		return exitError
@@ -131,7 +138,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.Var(choice{&cfg.format, formats}, "format", "output `format`: "+strings.Join(formats, ", "))
 	fs.DurationVar(&cfg.inside, "work", bench.DefaultInside, "work inside each contended critical section")
 	fs.DurationVar(&cfg.outside, "outside", bench.DefaultOutside, "work between a goroutine's critical sections")
-	fs.BoolVar(&cfg.quiet, "quiet", false, "no progress on stderr")
+	fs.BoolVar(&cfg.quiet, "quiet", false, "no plan and no progress on stderr")
+	fs.StringVar(&cfg.from, "from", "", "measure nothing: read the report of an earlier run from `FILE.json` (lockbench -format json)\n"+
+		"and write it in -format; BENCHMARKS.md is rendered so from docs/benchmarks.json, which lockplot draws the charts from")
 	fs.DurationVar(&cfg.soak, "soak", 0, "instead of measuring, run the stress mix of every primitive for `duration`, a sixth in each\n"+
 		"detect mode, one switching modes while locks are held, and two with locks shared across testing/synctest bubbles\n"+
 		"(Order mode, and switching; go1.25 or later), and print operations per primitive and anomalies (exit status 1 if any)")
@@ -192,6 +201,22 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		return fail("-latency measures the headline's contended locks; it does not apply to -workload %s", cfg.workload)
 	}
 	return cfg, nil
+}
+
+// readReport reads a report that lockbench -format json wrote.
+func readReport(name string) (*report, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("-from %s: not a lockbench JSON report: %v", name, err)
+	}
+	if len(rep.Sections) == 0 {
+		return nil, fmt.Errorf("-from %s: the report has no sections", name)
+	}
+	return &rep, nil
 }
 
 // withBaselines returns the locks of all that are in sel or are one of the
@@ -258,8 +283,9 @@ func (c choice) Set(v string) error {
 	return fmt.Errorf("must be one of %s", strings.Join(c.opts, ", "))
 }
 
-// progress reports on stderr what is being measured. On a terminal it
-// keeps one updating line; otherwise it writes a line per table.
+// progress reports on stderr what is being measured: the plan first
+// (printPlan), then a line per section, which on a terminal keeps
+// updating with the runs done.
 type progress struct {
 	w       io.Writer
 	quiet   bool
@@ -268,6 +294,16 @@ type progress struct {
 	title   string
 	n, done int
 	last    time.Time
+
+	// planning is set during measure's planning pass, in which runCells
+	// appends each section to plan instead of measuring it, and costOf
+	// probes each lock once, into costs.
+	planning  bool
+	plan      []planned
+	costs     map[string]time.Duration
+	contended time.Duration // see contendedOp
+	measuring time.Time     // when the first section started
+	index     int           // sections started
 }
 
 func newProgress(w io.Writer, quiet bool) *progress {
@@ -280,9 +316,13 @@ func newProgress(w io.Writer, quiet bool) *progress {
 	return p
 }
 
-// section starts a table of n measurements.
-func (p *progress) section(title string, n int) {
+// section starts a table of n runs, each of which is what.
+func (p *progress) section(title, what string, n int) {
 	p.title, p.n, p.done = title, n, 0
+	p.index++
+	if p.index == 1 {
+		p.measuring = time.Now()
+	}
 	if p.quiet {
 		return
 	}
@@ -290,7 +330,35 @@ func (p *progress) section(title string, n int) {
 		p.update()
 		return
 	}
-	fmt.Fprintf(p.w, "lockbench: %s (%d runs)\n", title, n)
+	head := fmt.Sprintf("lockbench: section %d", p.index)
+	if len(p.plan) > 0 {
+		head += fmt.Sprintf(" of %d", len(p.plan))
+	}
+	fmt.Fprintln(p.w, wrap(fmt.Sprintf("%s, %s: %d runs, each %s (%s so far%s)", head, title, n, what,
+		time.Since(p.start).Round(time.Second), p.left()), wrapWidth(), "  "))
+}
+
+// left estimates the time left from the plan, scaled by how much longer
+// (or shorter) than planned the sections done so far took: on a busy
+// machine the plan's probe guesses low, and this corrects it after the
+// first section.
+func (p *progress) left() string {
+	if p.index < 2 || p.index > len(p.plan) {
+		return ""
+	}
+	var done, rest time.Duration
+	for i, s := range p.plan {
+		if i < p.index-1 {
+			done += s.est
+		} else {
+			rest += s.est
+		}
+	}
+	if done <= 0 {
+		return ""
+	}
+	elapsed := time.Since(p.measuring)
+	return ", about " + about(time.Duration(float64(rest)*float64(elapsed)/float64(done))) + " left"
 }
 
 // step records one measurement done, naming the next.
@@ -305,8 +373,13 @@ func (p *progress) step() {
 	}
 }
 
+// update rewrites the terminal's progress line, cut to its width.
 func (p *progress) update() {
-	fmt.Fprintf(p.w, "\r\033[Klockbench: %s: %d/%d", p.title, p.done, p.n)
+	line := fmt.Sprintf("lockbench: section %d: %d/%d runs, %s: %s", p.index, p.done, p.n, time.Since(p.start).Round(time.Second), p.title)
+	if r := []rune(line); len(r) > wrapWidth()-1 {
+		line = string(r[:wrapWidth()-2]) + "…"
+	}
+	fmt.Fprintf(p.w, "\r\033[K%s", line)
 }
 
 func (p *progress) finish() {
