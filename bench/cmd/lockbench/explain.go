@@ -201,6 +201,7 @@ func summary(rep *report) []string {
 			bench.FloorName, ratio(floor.CPURatio, "a sync.Mutex"), ms(base)))
 	}
 	if contended != nil {
+		var locks []string
 		for _, name := range []string{"mutex.Mutex/detect=" + mode, "monitor.Monitor/detect=" + mode} {
 			var gs []string
 			for _, r := range contended.Rows {
@@ -209,8 +210,11 @@ func summary(rep *report) []string {
 				}
 			}
 			if len(gs) > 0 {
-				add(fmt.Sprintf("  Contended: %s keeps %s goroutines of sync.Mutex's throughput.", name, strings.Join(gs, ", ")))
+				locks = append(locks, name+" "+strings.Join(gs, ", ")+" goroutines")
 			}
+		}
+		if len(locks) > 0 {
+			add("  Contended, throughput against sync.Mutex: " + strings.Join(locks, "; ") + ".")
 		}
 	}
 	return lines
