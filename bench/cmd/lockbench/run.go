@@ -339,18 +339,21 @@ func (p *progress) section(title, what string, n int) {
 }
 
 // left estimates the time left from the plan, scaled by how much longer
-// (or shorter) than planned the sections done so far took: on a busy
-// machine the plan's probe guesses low, and this corrects it after the
-// first section.
+// (or shorter) than planned the runs done so far took: on a busy machine
+// the plan's probe guesses low, and this corrects it as the run goes on.
 func (p *progress) left() string {
-	if p.index < 2 || p.index > len(p.plan) {
+	if p.index < 1 || p.index > len(p.plan) || p.n == 0 {
 		return ""
 	}
 	var done, rest time.Duration
 	for i, s := range p.plan {
-		if i < p.index-1 {
+		switch {
+		case i < p.index-1:
 			done += s.est
-		} else {
+		case i == p.index-1:
+			part := time.Duration(float64(s.est) * float64(p.done) / float64(p.n))
+			done, rest = done+part, rest+s.est-part
+		default:
 			rest += s.est
 		}
 	}
@@ -375,7 +378,12 @@ func (p *progress) step() {
 
 // update rewrites the terminal's progress line, cut to its width.
 func (p *progress) update() {
-	line := fmt.Sprintf("lockbench: section %d: %d/%d runs, %s: %s", p.index, p.done, p.n, time.Since(p.start).Round(time.Second), p.title)
+	of := ""
+	if len(p.plan) > 0 {
+		of = fmt.Sprintf(" of %d", len(p.plan))
+	}
+	line := fmt.Sprintf("lockbench: section %d%s, %d/%d runs, %s so far%s: %s", p.index, of, p.done, p.n,
+		time.Since(p.start).Round(time.Second), p.left(), p.title)
 	if r := []rune(line); len(r) > wrapWidth()-1 {
 		line = string(r[:wrapWidth()-2]) + "…"
 	}
