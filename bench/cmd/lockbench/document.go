@@ -104,7 +104,7 @@ var docCharts = []struct {
 			"to `sync.Mutex` and to the floor lock; the locks more than 4x `sync.Mutex` (deadlock detection) get a log axis of their own."},
 	{kindContended, "docs/contended.svg", "Throughput and CPU time per critical section against goroutines",
 		"Contended: throughput (top) and CPU time per critical section (bottom) against goroutines, eight of the locks " +
-			"(the tables below have all); an axis whose figures span more than 8x is logarithmic."},
+			"(the tables below have all); an axis whose figures span more than 4x is logarithmic."},
 	{kindRWMix, "docs/rwmix.svg", "Read-mostly mixes: throughput and CPU time per operation against goroutines",
 		"Read-mostly mixes, 90 % and 99 % reads: throughput (top) and CPU time per operation (bottom) of the read-write locks."},
 }

@@ -214,7 +214,7 @@ func linePanels(rows []*row, names []string, reads int, unit string) [2]linePane
 		prefix = fmt.Sprintf("%d %% reads: ", reads)
 	}
 	tp := linePanel{title: prefix + unit + "s per second (higher is better)", ylabel: "million per second"}
-	cpu := linePanel{title: prefix + "CPU time per " + unit + ", all cores (lower is cheaper)", ylabel: "CPU-ns (user+system) per " + unit}
+	cpu := linePanel{title: prefix + "CPU time per " + unit + ", user+system of all cores (lower is cheaper)", ylabel: "CPU-ns per " + unit}
 	for _, n := range names {
 		var a, b plotter.XYs
 		for _, r := range rows {

@@ -31,10 +31,10 @@ type panelInfo struct {
 
 // logRatio is how far apart a panel's figures may be on a linear axis:
 // when the largest is more than logRatio times the smallest, the smallest
-// would get less than an eighth of the axis and the locks near it would
-// share its bottom, so the axis is logarithmic (or, in the bar chart,
-// the far ones get a panel of their own).
-const logRatio = 8
+// gets less than a quarter of the axis and the locks near it share its
+// bottom, so the axis is logarithmic (or, in the bar chart, the far ones
+// get a panel of their own).
+const logRatio = 4
 
 // splitRatio: in the bar chart, a lock more than splitRatio times the
 // baseline, its first bar, goes to the log panel.
@@ -209,7 +209,7 @@ func drawLines(title, sub string, grid [][]linePanel, names []string, gs []int) 
 	cols := len(grid[0])
 	panelW, panelH := vg.Points(560), vg.Points(260)
 	if cols > 1 {
-		panelW = vg.Points(390)
+		panelW = vg.Points(420)
 	}
 	w := vg.Length(cols)*panelW + legendWidth + 2*pad
 	h := vg.Length(len(grid))*panelH + 60

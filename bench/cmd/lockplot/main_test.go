@@ -265,9 +265,9 @@ func TestLogAxisWhenOneLockDwarfs(t *testing.T) {
 	assert.Equal(t, []string{"monitor.Monitor/detect=order", "go-deadlock.Mutex"}, fig.panels[1].series)
 	assert.True(t, fig.panels[1].log)
 
-	assert.False(t, needsLog([]float64{1, 8}))
-	assert.True(t, needsLog([]float64{1, 8.1}))
-	assert.False(t, needsLog([]float64{0, 1, 5}), "a zero is no figure to scale by")
+	assert.False(t, needsLog([]float64{1, 4}))
+	assert.True(t, needsLog([]float64{1, 4.1}))
+	assert.False(t, needsLog([]float64{0, 1, 3}), "a zero is no figure to scale by")
 }
 
 // TestAtMostEightSeries: with every lock lockbench measures, each chart
