@@ -30,8 +30,13 @@ func writeDocument(w io.Writer, rep *report) error {
 	ew.printf("| Run | |\n| :--- | :--- |\n")
 	ew.printf("| CPU | %s |\n| Cores | %d (GOMAXPROCS %d) |\n| Go | %s %s/%s |\n| locksmith | %s |\n| Started | %s |\n",
 		e.CPU, e.NumCPU, e.GOMAXPROCS, e.GoVersion, e.GOOS, e.GOARCH, rep.Library, rep.Timestamp)
-	ew.printf("| Rounds | %d counted after %d warm-up, the locks visited in turn in each round, in reverse order every other round |\n\n",
+	ew.printf("| Rounds | %d counted after %d warm-up, the locks visited in turn in each round, in reverse order every other round |\n",
 		rep.Rounds, rep.Warmup)
+	if len(rep.Load) == 2 {
+		ew.printf("| Load average | %.1f at the start, %.1f at the end, on %d cores%s |\n", rep.Load[0], rep.Load[1], e.NumCPU,
+			map[bool]string{true: ": other work shared the CPUs, so the figures are noisy", false: ""}[max(rep.Load[0], rep.Load[1]) > float64(e.NumCPU)])
+	}
+	ew.printf("\n")
 	if lines := summary(rep); len(lines) > 0 {
 		ew.printf("**In short.** %s\n\n", strings.TrimPrefix(lines[0], "Summary: "))
 		for _, l := range lines[1:] {

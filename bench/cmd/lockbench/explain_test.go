@@ -136,3 +136,15 @@ func TestFrom(t *testing.T) {
 	assert.Equal(t, exitError, code)
 	assert.Contains(t, stderr, "the report has no sections")
 }
+
+// TestLoadAverage: where the system reports a load average, the report
+// carries it at the start and the end of the run, and the page shows it
+// beside the core count.
+func TestLoadAverage(t *testing.T) {
+	if _, ok := loadAverage(); !ok {
+		t.Skip("no /proc/loadavg here")
+	}
+	code, stdout, stderr := runArgs(t, append([]string{"-quiet", "-format", "markdown"}, tiny...)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, `\| Load average \| \d+\.\d at the start, \d+\.\d at the end, on \d+ cores(: other work shared the CPUs, so the figures are noisy)? \|`, stdout)
+}

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -31,6 +34,26 @@ type report struct {
 	// Targets are the speed targets checked against the run (see
 	// targets), in the order the document lists them.
 	Targets []target `json:"targets,omitempty"`
+	// Load is the machine's one-minute load average when the run started
+	// and when it ended (/proc/loadavg; absent where there is none): a
+	// load well above the core count means other work shared the CPUs,
+	// and the figures are the noisier for it.
+	Load []float64 `json:"load_average,omitempty"`
+}
+
+// loadAverage returns the one-minute load average, if the system has
+// /proc/loadavg.
+func loadAverage() (float64, bool) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	return v, err == nil
 }
 
 type workInfo struct {
@@ -393,6 +416,9 @@ func measure(cfg config, p *progress) (*report, error) {
 	if rep.Args == nil {
 		rep.Args = []string{}
 	}
+	if l, ok := loadAverage(); ok {
+		rep.Load = append(rep.Load, l)
+	}
 	headline := cfg.workload == "headline" || cfg.workload == "all"
 	steps := []struct {
 		on  bool
@@ -433,6 +459,9 @@ func measure(cfg config, p *progress) (*report, error) {
 		rep.Sections = append(rep.Sections, sec)
 	}
 	rep.Targets = targets(rep)
+	if l, ok := loadAverage(); ok && len(rep.Load) == 1 {
+		rep.Load = append(rep.Load, l)
+	}
 	for _, sec := range rep.Sections {
 		for _, r := range sec.Rows {
 			r.rounds = nil
