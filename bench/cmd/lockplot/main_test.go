@@ -332,3 +332,19 @@ func TestErrors(t *testing.T) {
 	_, err := os.Stat(out)
 	assert.True(t, os.IsNotExist(err), "no chart written on failure")
 }
+
+// TestPublishedCharts: the charts under docs/ are what lockplot draws
+// from docs/benchmarks.json, the report BENCHMARKS.md is rendered from.
+func TestPublishedCharts(t *testing.T) {
+	docs := filepath.Join("..", "..", "..", "docs")
+	dir := t.TempDir()
+	code, stderr := plotArgs(t, nil, "-out", dir, filepath.Join(docs, "benchmarks.json"))
+	require.Zero(t, code, stderr)
+	for _, c := range charts {
+		want, err := os.ReadFile(filepath.Join(dir, c.file))
+		require.NoError(t, err)
+		got, err := os.ReadFile(filepath.Join(docs, c.file))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(want, got), "docs/%s is not lockplot's drawing of docs/benchmarks.json: go run ./bench/cmd/lockplot -out docs docs/benchmarks.json", c.file)
+	}
+}
