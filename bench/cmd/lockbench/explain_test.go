@@ -148,3 +148,32 @@ func TestLoadAverage(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	assert.Regexp(t, `\| Load average \| \d+\.\d at the start, \d+\.\d at the end, on \d+ cores(: other work shared the CPUs, so the figures are noisy)? \|`, stdout)
 }
+
+// TestCompare: -compare counts, per section, the ratio medians inside the
+// IQR of the same ratios in another report, leaving out the baselines'
+// ratios to themselves.
+func TestCompare(t *testing.T) {
+	rs := func(m, q1, q3 float64) *ratioStat { return &ratioStat{Median: m, Q1: q1, Q3: q3} }
+	ref := &report{Rounds: 21, Sections: []*section{{Kind: kindPairs, Rows: []*row{
+		{Lock: "sync.Mutex", CPURatio: rs(1, 1, 1)},
+		{Lock: "a", CPURatio: rs(1.1, 1.05, 1.15), FloorCPURatio: rs(0.7, 0.65, 0.75)},
+		{Lock: "b", CPURatio: rs(2, 1.9, 2.1)},
+	}}}}
+	run := &report{Rounds: 7, Sections: []*section{{Kind: kindPairs, Rows: []*row{
+		{Lock: "sync.Mutex", CPURatio: rs(1, 1, 1)},
+		{Lock: "a", CPURatio: rs(1.154, 1, 1.2), FloorCPURatio: rs(0.8, 0.7, 0.9)}, // 1.15 as shown: inside; 0.80: outside
+		{Lock: "b", CPURatio: rs(1.95, 1.9, 2)},
+		{Lock: "c", CPURatio: rs(3, 3, 3)}, // not in ref
+	}}}}
+	var b strings.Builder
+	compareReports(&b, "ref.json", ref, run)
+	assert.Equal(t, "lockbench: medians of this run's 7-round ratios inside the IQR of ref.json's 21 rounds: pairs 2/3\n", b.String())
+
+	file := filepath.Join(t.TempDir(), "ref.json")
+	code, js, stderr := runArgs(t, append([]string{"-quiet", "-format", "json"}, tiny...)...)
+	require.Equal(t, exitOK, code, stderr)
+	require.NoError(t, os.WriteFile(file, []byte(js), 0o644))
+	code, _, stderr = runArgs(t, append([]string{"-quiet", "-compare", file}, tiny...)...)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Regexp(t, `medians of this run's 1-round ratios inside the IQR of .*ref\.json's 1 rounds: pairs \d+/\d+, nested \d+/\d+, contended \d+/\d+`, unwrapped(stderr))
+}

@@ -42,6 +42,7 @@ type config struct {
 	quiet      bool
 	soak       time.Duration
 	from       string // a JSON report to write in format instead of measuring
+	compare    string // a JSON report whose IQRs this run's medians are checked against
 	args       []string
 }
 
@@ -83,6 +84,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := write(stdout, cfg.format, rep); err != nil {
 		fmt.Fprintf(stderr, "lockbench: writing results: %v\n", err)
 		return exitError
+	}
+	if cfg.compare != "" {
+		ref, err := readReport(cfg.compare)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockbench: %v\n", err)
+			return exitError
+		}
+		compareReports(stderr, cfg.compare, ref, rep)
 	}
 	return exitOK
 }
@@ -139,6 +148,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.inside, "work", bench.DefaultInside, "work inside each contended critical section")
 	fs.DurationVar(&cfg.outside, "outside", bench.DefaultOutside, "work between a goroutine's critical sections")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "no plan and no progress on stderr")
+	fs.StringVar(&cfg.compare, "compare", "", "after the results, say on stderr how many of this run's ratio medians fall inside the IQR\n"+
+		"of the same ratios in `FILE.json`, e.g. docs/benchmarks.json, the published run")
 	fs.StringVar(&cfg.from, "from", "", "measure nothing: read the report of an earlier run from `FILE.json` (lockbench -format json)\n"+
 		"and write it in -format; BENCHMARKS.md is rendered so from docs/benchmarks.json, which lockplot draws the charts from")
 	fs.DurationVar(&cfg.soak, "soak", 0, "instead of measuring, run the stress mix of every primitive for `duration`, a sixth in each\n"+
