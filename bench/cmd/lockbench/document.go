@@ -177,6 +177,9 @@ const docReading = `## Reading the tables
   same read share and goroutine count. ` + "`monitor.RWMonitor.depth2`" + ` is a re-entry in the same mode.
 - ` + "`detect=off|cycles|order`" + ` is the detection mode in force (` + "`detect.Configure`" + `) while that row ran.
 - The latency table is in nanoseconds on this machine, with the clock's own overhead subtracted (its note says how).
+- ` + "`go run ./bench/cmd/lockbench -compare docs/benchmarks.json`" + ` runs the headline tables at the default round
+  count and says, per table, how many of its medians fall inside this page's IQRs: a check of a machine against
+  this one, and of the default against the 21 rounds here.
 
 ## The Go benchmarks
 

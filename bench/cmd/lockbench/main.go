@@ -57,6 +57,10 @@
 //	  go run ./bench/cmd/lockbench -from docs/benchmarks.json -format markdown > BENCHMARKS.md &&
 //	  go run ./bench/cmd/lockplot -out docs docs/benchmarks.json
 //
+// -compare FILE.json says, after the results, how many of the run's
+// ratio medians fall inside the IQR of the same ratios in that report
+// (docs/benchmarks.json is the published run).
+//
 // -soak DURATION measures nothing: it runs the stress mix of every
 // primitive (internal/testkit/stress) for that long, a sixth of it in each
 // detection mode, one switching modes while locks are held, and two with
