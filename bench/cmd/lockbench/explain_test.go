@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -176,4 +177,12 @@ func TestCompare(t *testing.T) {
 	code, _, stderr = runArgs(t, append([]string{"-quiet", "-compare", file}, tiny...)...)
 	require.Equal(t, exitOK, code, stderr)
 	assert.Regexp(t, `medians of this run's 1-round ratios inside the IQR of .*ref\.json's 1 rounds: pairs \d+/\d+, nested \d+/\d+, contended \d+/\d+`, unwrapped(stderr))
+}
+
+// TestDefaultRounds: with no -rounds, a run counts defaultRounds rounds.
+func TestDefaultRounds(t *testing.T) {
+	cfg, err := parseArgs(nil, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 7, cfg.rounds)
+	assert.Equal(t, defaultRounds, cfg.rounds)
 }

@@ -51,6 +51,9 @@ var (
 	formats   = []string{"text", "markdown", "json", "csv"}
 )
 
+// defaultRounds is -rounds's default; see parseArgs.
+const defaultRounds = 7
+
 // errHelp is parseArgs's answer to -h: the full usage has been printed.
 var errHelp = flag.ErrHelp
 
@@ -136,7 +139,11 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.Var(intList{&cfg.batches}, "batches", "comma-separated batch `sizes` for -workload batch (1 is one item at a time)")
 	fs.StringVar(&locks, "locks", "", "comma-separated lock names or `patterns` (path.Match; a name before a slash selects all its modes,\n"+
 		"e.g. mutex.Mutex,*/detect=off); default all. sync.Mutex is always included as the baseline")
-	fs.IntVar(&cfg.rounds, "rounds", 3, "`N` counted rounds per measurement; tables show the median, min and max, and ratios the median of the per-round ratios")
+	// The default, 7, was chosen with -compare against the published
+	// 21-round run: 7-round runs put most of their medians inside its
+	// IQRs (BENCHMARKS.md's reading notes say how to check), where
+	// 3-round runs missed most of the nested table's.
+	fs.IntVar(&cfg.rounds, "rounds", defaultRounds, "`N` counted rounds per measurement; tables show the median, min and max, and ratios the median of the per-round ratios")
 	fs.IntVar(&cfg.warmup, "warmup", 1, "`N` rounds run first and not counted")
 	fs.BoolVar(&cfg.latency, "latency", false, "measure the percentile table of lock-acquire latency: alone, that table only\n"+
 		"(-workload latency); with -workload headline or all, added to it")
