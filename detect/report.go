@@ -133,6 +133,11 @@ type Report struct {
 	Mode   Mode // the detector's mode when the report was made
 	Steps  []Step
 	Waited time.Duration // WaitTimeout only: how long the goroutine had waited
+	// BackedOff, for a Deadlock: the refused call was one that returns
+	// without the lock instead of panicking (LockContext, LockTimeout and
+	// their read forms), so that its caller backs off. The default
+	// reporters print such a refusal as one line (see Report.Line).
+	BackedOff bool
 
 	tally *tally // shared by every occurrence of the problem; nil for a Report made by hand
 	late  *lateWrite
@@ -266,6 +271,31 @@ func (r *Report) String() string {
 		}
 		r.seenLine(&b)
 	}
+	return b.String()
+}
+
+// Line formats r in one line: for a Deadlock, the goroutines of the
+// cycle, the lock each waits for and where it waits, as the default
+// reporters print a refusal that its caller backs off from; for the
+// other kinds, the first line of String.
+func (r *Report) Line() string {
+	if r.Kind != Deadlock {
+		line, _, _ := strings.Cut(r.String(), "\n")
+		return line
+	}
+	var b strings.Builder
+	b.WriteString("locksmith: refused a wait that would close a deadlock cycle; the caller backs off: ")
+	for i, s := range r.Steps {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "goroutine %d waits for %s%s", s.Goroutine, short(s.WaitsFor), access(s.WaitsFor, s.WaitsForReading))
+		if len(s.Stack) > 0 {
+			f := s.Stack[0]
+			fmt.Fprintf(&b, " at %s:%d", f.File, f.Line)
+		}
+	}
+	b.WriteString(" (reported once; Report.Seen counts the occurrences)")
 	return b.String()
 }
 

@@ -80,7 +80,7 @@ func parseStacks(buf []byte, want map[int64]bool) map[int64][]Frame {
 		}
 		all, _ := stack.Frames()
 		frames := []Frame{} // non-nil: the goroutine was found (alive), even if every frame is trimmed
-		for _, f := range all {
+		for _, f := range all[libraryCalls(all):] {
 			if !isTrimmed(f.Function) {
 				frames = append(frames, Frame{Function: f.Function, File: f.File, Line: f.Line})
 			}
@@ -88,4 +88,38 @@ func parseStacks(buf []byte, want map[int64]bool) map[int64][]Frame {
 		out[h.ID] = frames
 	}
 	return out
+}
+
+// libraryCalls returns how many of the innermost frames of fs are the
+// library's own work: a run of frames of the locks and of standard
+// packages that ends with the outermost lock frame of the run. A waiter
+// that is arming its timer shows time.NewTimer called from the locks;
+// that frame is the library's doing, not the user's, and must not become
+// the first user frame of a report (or the key of its problem). Without a
+// lock frame in the run (a goroutine blocked in sync.WaitGroup.Wait, say)
+// nothing is cut.
+func libraryCalls(fs []rt.Frame) int {
+	n := 0
+	for i, f := range fs {
+		switch {
+		case isTrimmed(f.Function) && !strings.HasPrefix(f.Function, "runtime."):
+			n = i + 1
+		case isTrimmed(f.Function) || isStd(f.Function):
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+// isStd reports whether fn is a function of the standard library: its
+// import path's first element has no dot. (A user's package main looks
+// so too; it is only ever cut where the locks called it, which they do
+// not.)
+func isStd(fn string) bool {
+	if i := strings.IndexByte(fn, '/'); i >= 0 {
+		return !strings.Contains(fn[:i], ".")
+	}
+	pkg, _, _ := strings.Cut(fn, ".")
+	return pkg != "main"
 }
