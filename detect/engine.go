@@ -44,6 +44,9 @@ func lockInfo(m *core.Meta) *LockInfo {
 func deliver(r *Report) {
 	f := current().reporter
 	if f == nil {
+		if recorded(r) {
+			return
+		}
 		if r.Kind == Deadlock && r.BackedOff {
 			fmt.Fprintln(stderr(), r.Line())
 			return
@@ -194,8 +197,17 @@ func problemKey(r *Report) string {
 // note counts an occurrence of the problem r describes, with the locks and
 // goroutines involved, attaches the problem's tally to r, and reports
 // whether this is the first occurrence, the one to deliver.
+//
+// While the recorder is on (recorder.go), the problem is also new to a
+// test that has not had it yet: each test that makes it fails.
 func note(r *Report, locks []uint64, goroutines []int64) (first bool) {
 	key := problemKey(r)
+	claimed := claimTest(r)
+	defer func() {
+		if !first && claimed != nil {
+			first = claimed.fresh(key)
+		}
+	}()
 	tab := current().problems
 	seen.mu.Lock()
 	defer seen.mu.Unlock()

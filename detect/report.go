@@ -20,6 +20,10 @@ const (
 	// WaitTimeout: a goroutine has been blocked on one lock for longer
 	// than the wait timeout.
 	WaitTimeout
+	// StuckWaiter: a goroutine was still blocked on a lock when the test
+	// that started it ended (VerifyNone), or when the run ended
+	// (VerifyTestMain).
+	StuckWaiter
 )
 
 func (k Kind) String() string {
@@ -30,6 +34,8 @@ func (k Kind) String() string {
 		return "lock order"
 	case WaitTimeout:
 		return "wait timeout"
+	case StuckWaiter:
+		return "stuck waiter"
 	}
 	return fmt.Sprintf("detect.Kind(%d)", int(k))
 }
@@ -90,6 +96,10 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 // cycle of read locks reported when one of them was first write-locked,
 // the acquisition that formed it).
 //
+// For a StuckWaiter, the steps are as for a WaitTimeout, each with its
+// State; a holder step whose goroutine itself waits for a lock has that
+// lock as its WaitsFor.
+//
 // For a WaitTimeout, the first step is the waiting goroutine (WaitsFor is
 // the lock) and the next is the holder (Holds is the same lock), each
 // with its current stack; the holder's Stack is nil if it has exited. A
@@ -120,6 +130,10 @@ type Step struct {
 	Queued  bool
 	Stack   []Frame
 	HoldsAt []Frame
+	// State, in a StuckWaiter report, is the goroutine's state as
+	// runtime.Stack prints it ("chan send", "sync.WaitGroup.Wait",
+	// "running"), or "" if it has exited.
+	State string
 }
 
 // Report is what the detector found, as a value.
@@ -141,6 +155,12 @@ type Report struct {
 
 	tally *tally // shared by every occurrence of the problem; nil for a Report made by hand
 	late  *lateWrite
+	// For the recorder (recorder.go): the test function whose goroutine
+	// made it, if known, and the scope of the test that claims it, once
+	// claimDone.
+	test      string
+	claimed   *scope
+	claimDone bool
 }
 
 // lateWrite says, for a LockOrder report, that the cycle formed earlier
@@ -270,6 +290,8 @@ func (r *Report) String() string {
 			stack(&b, s)
 		}
 		r.seenLine(&b)
+	case StuckWaiter:
+		r.stuckString(&b)
 	}
 	return b.String()
 }

@@ -123,3 +123,48 @@ func isStd(fn string) bool {
 	pkg, _, _ := strings.Cut(fn, ".")
 	return pkg != "main"
 }
+
+// gInfo is what a snapshot of all goroutines says about one.
+type gInfo struct {
+	state     string  // as the header prints it: "chan send", "running"
+	createdBy int64   // the goroutine that started it, or 0
+	frames    []Frame // the trimmed frames, as parseStacks gives them
+	test      string  // the test function it runs, if it is a test's goroutine
+}
+
+// allGoroutines takes a snapshot of every goroutine: its state, its
+// creator and its trimmed frames.
+func allGoroutines() map[int64]gInfo {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		if len(buf) >= 64<<20 {
+			break // take what fits
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	out := map[int64]gInfo{}
+	for h, stack := range rt.Goroutines(buf) {
+		all, created := stack.Frames()
+		gi := gInfo{state: h.State, createdBy: created.By, frames: []Frame{}}
+		for _, f := range all[libraryCalls(all):] {
+			if !isTrimmed(f.Function) {
+				gi.frames = append(gi.frames, Frame{Function: f.Function, File: f.File, Line: f.Line})
+			}
+		}
+		// A test's goroutine runs testing.tRunner, which calls the test
+		// function: the frame just inside it.
+		for i, f := range all {
+			if f.Function == "testing.tRunner" && i > 0 {
+				gi.test = all[i-1].Function
+				break
+			}
+		}
+		out[h.ID] = gi
+	}
+	return out
+}
