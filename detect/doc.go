@@ -25,8 +25,8 @@
 // turns full checking on without code changes; Configure(WithMode(...))
 // changes it at run time. Any other value stops the program at start-up
 // with a panic naming the valid ones. A run of go test with another
-// LOCKSMITH_DETECT or LOCKSMITH_DETECT_REPORT is never served the cached
-// result of the previous one.
+// LOCKSMITH_DETECT, LOCKSMITH_DETECT_REPORT or LOCKSMITH_WAIT_TIMEOUT is
+// never served the cached result of the previous one.
 //
 // # The order model
 //

@@ -298,3 +298,6 @@ func SetDeadlockHook(f func()) (restore func()) {
 	testHookDeadlock = f
 	return func() { testHookDeadlock = nil }
 }
+
+// WaitFromEnv exposes the reading of LOCKSMITH_WAIT_TIMEOUT.
+var WaitFromEnv = waitFromEnv
