@@ -168,8 +168,15 @@ func PrintReporter(r *Report) { fmt.Fprint(stderr(), r.String()) }
 // testing.Testing reports it), so that an inversion
 // fails go test with the report and the test's name, instead of being
 // printed in the hidden output of a passing package.
+//
+// In a test binary, the panic's message names the test whose goroutine
+// made the inversion (the goroutine's own test, or the test that started
+// it), as go test does not when the panic is not on the test's goroutine.
 func PanicReporter(r *Report) {
 	if r.Kind == LockOrder {
+		if inTestBinary && !r.claimDone {
+			claimTest(r)
+		}
 		panic(&LockOrderError{Report: r})
 	}
 	PrintReporter(r)

@@ -202,7 +202,10 @@ func problemKey(r *Report) string {
 // test that has not had it yet: each test that makes it fails.
 func note(r *Report, locks []uint64, goroutines []int64) (first bool) {
 	key := problemKey(r)
-	claimed := claimTest(r)
+	var claimed *scope
+	if recOn.Load() {
+		claimed = claimTest(r)
+	}
 	defer func() {
 		if !first && claimed != nil {
 			first = claimed.fresh(key)

@@ -151,4 +151,5 @@ func TestGoTestVerify(t *testing.T) {
 	assert.Equal(t, "fail", nh.pkg)
 	assert.Equal(t, "fail", nh.action["TestInversion"])
 	assert.Contains(t, nh.output["TestInversion"], "panic: detect: lock order inversion")
+	assert.Contains(t, nh.output["TestInversion"], "(in nohelper.TestInversion)", "the panic names the test")
 }

@@ -76,13 +76,9 @@ func (s *scope) fresh(key string) bool {
 	return true
 }
 
-// claimTest finds, while the recorder is on, the test that made r, records
-// it in r, and returns its scope, or nil if no test that called
-// VerifyNone claims it.
+// claimTest finds the test that made r, records it in r, and returns its
+// scope, or nil if no test that called VerifyNone claims it.
 func claimTest(r *Report) *scope {
-	if !recOn.Load() {
-		return nil
-	}
 	s, test := claimant(subject(r), allGoroutines())
 	r.claimed, r.test, r.claimDone = s, test, true
 	return s
@@ -211,9 +207,14 @@ func madeIn(r *Report) string {
 	if r.test == "" {
 		return "from no test found (the goroutine's creator has exited, or it runs outside the tests):"
 	}
-	name := r.test
-	if i := strings.LastIndex(name, "/"); i >= 0 {
-		name = name[i+1:]
+	return "from " + testName(r.test) + ":"
+}
+
+// testName shortens a test function's name to its package's last element
+// and the function: "bank.TestTransfer", "bank.TestTransfer.func1".
+func testName(fn string) string {
+	if i := strings.LastIndex(fn, "/"); i >= 0 {
+		fn = fn[i+1:]
 	}
-	return "from " + name + ":"
+	return fn
 }

@@ -504,6 +504,9 @@ func (e *LockOrderError) Error() string {
 		fmt.Fprintf(&b, ": goroutine %d locked %s while holding %s, the reverse of an order seen before",
 			last.Goroutine, short(last.WaitsFor), short(last.Holds))
 	}
+	if r.test != "" {
+		fmt.Fprintf(&b, " (in %s)", testName(r.test))
+	}
 	b.WriteString("\n\n")
 	b.WriteString(r.String())
 	return b.String()
