@@ -74,12 +74,11 @@ const DefaultOrderWaitTimeout = 30 * time.Second
 // DefaultTestWaitTimeout is the wait timeout in force in a test binary in
 // Cycles and Order modes unless WithWaitTimeout or LOCKSMITH_WAIT_TIMEOUT
 // sets another. A test that hangs on a lock is so reported, with the
-// holder's stack, within 37.5 s (the watchdog looks every quarter of the
-// timeout), long before go test's default -timeout of 10 minutes ends the
-// binary with every goroutine's stack and no word of the lock, and before
-// a -timeout of one minute does. A correct test's goroutine waits for a
-// lock for far less: the library's suite and the suites bench/cmd/suitecost
-// runs trip a timeout of one second nowhere (docs/detection.md).
+// holder's stack, at most a quarter of the timeout after it, long before
+// go test's default -timeout ends the binary with every stack and no word
+// of the lock, and before a -timeout of a minute does. A correct test
+// waits for a lock far less long: docs/detection.md has the measurement
+// over the library's suite and those bench/cmd/suitecost runs.
 const DefaultTestWaitTimeout = 30 * time.Second
 
 // inTestBinary is rt.TestBinary(), read once at initialisation.
@@ -151,6 +150,11 @@ func WithMode(m Mode) Option {
 // Each problem is reported once to a reporter configuration: Configure
 // with WithReporter starts afresh, so that a test that installs its own
 // reporter hears of every problem its code makes.
+//
+// The reporter is the process's: overlapping Configure calls (parallel
+// tests) are layered, and the last one's reporter hears of every report,
+// whichever test made it. To fail the test that made a finding, use
+// VerifyNone instead.
 func WithReporter(f func(*Report)) Option {
 	tab := &problemTable{} // one per call: the same for every recompute of the configuration
 	return func(c *config) { c.reporter, c.problems = f, tab }
