@@ -31,6 +31,7 @@ func TestRefusalKeyTakenWhereItWaited(t *testing.T) {
 	for round := range rounds {
 		ctx, cancel := context.WithCancel(context.Background())
 		aHeld, moved, resume := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		b.Lock() // before the other goroutine starts: it must wait for b
 		other := testutil.Spawn(func() {
 			a.Lock()
 			defer a.Unlock()
@@ -42,7 +43,6 @@ func TestRefusalKeyTakenWhereItWaited(t *testing.T) {
 			}
 			b.Unlock()
 		})
-		b.Lock()
 		<-aHeld
 		detecttest.WaitParked(t, &b, other.ID(t))
 		hook := func() {}
@@ -114,7 +114,9 @@ example.com/bank.drain()
 // line, once per problem, and the count goes on in Report.Seen; a Lock's
 // refusal, which panics, prints the whole report.
 func TestRefusalIsOneLine(t *testing.T) {
-	t.Cleanup(detect.Configure(detect.WithMode(detect.Cycles), detect.WithWaitTimeout(0)))
+	// WithReporter(nil): the default reporter, with a problem table of
+	// this test's own.
+	t.Cleanup(detect.Configure(detect.WithMode(detect.Cycles), detect.WithWaitTimeout(0), detect.WithReporter(nil)))
 	var out lockedBuffer
 	defer detect.SetStderr(&out)()
 	a, b := &mutex.Mutex{}, &mutex.Mutex{}
