@@ -47,7 +47,8 @@ func stuckWaiters(mine func(wi core.WaitInfo, snap map[int64]gInfo) bool) []*Rep
 			return nil
 		}
 		if time.Since(start) >= stuckGrace {
-			snap = allGoroutines() // the holders' states now
+			findLeaks()
+			snap = allGoroutines() // the holders' states now, and "(leaked)" where the runtime knows
 			rs := make([]*Report, 0, len(stuck))
 			for _, wi := range stuck {
 				if still(wi) {
@@ -121,6 +122,10 @@ func stuckReport(wi core.WaitInfo, snap map[int64]gInfo) *Report {
 	return r
 }
 
+// leaked reports whether the runtime's leak detection marked s's
+// goroutine leaked ("chan receive (leaked)").
+func leaked(s Step) bool { return strings.HasSuffix(s.State, "(leaked)") }
+
 // doing says what a holder step's goroutine is doing now, for a
 // StuckWaiter report.
 func doing(s Step) string {
@@ -150,6 +155,18 @@ func (r *Report) stuckString(b *strings.Builder) {
 		fmt.Fprintf(b, " at %s:%d", f.File, f.Line)
 	}
 	b.WriteString(",\n")
+	holdersGone := len(r.Steps) > 1
+	for _, h := range r.Steps[1:] {
+		holdersGone = holdersGone && (h.Stack == nil || leaked(h))
+	}
+	switch {
+	case leaked(w):
+		b.WriteString("leaked for certain: the runtime's leak detection finds nothing still running that can wake it,\n")
+	case holdersGone:
+		b.WriteString("stuck for certain: what holds the lock has exited or is leaked, and only a holder can release it,\n")
+	case leakProfile:
+		b.WriteString("still waiting: the runtime's leak detection does not find it leaked,\n")
+	}
 	if len(r.Steps) == 1 {
 		b.WriteString("which is no longer held\n")
 	}

@@ -3,8 +3,10 @@ package detect_test
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -193,3 +195,52 @@ func lineOfFile(t *testing.T, marker string) int {
 
 // addr is the address reports print for l.
 func addr(l *mutex.Mutex) string { return fmt.Sprintf("%p", l) }
+
+// TestStuckWaiterReportText: a StuckWaiter report names the waiter and
+// where it waits, the lock, and what each holder does: blocked (with the
+// state the runtime prints), waiting for another lock, or exited; and it
+// says "leaked for certain" when the runtime's leak detection marked the
+// waiter leaked (a build with GOEXPERIMENT=goroutineleakprofile).
+func TestStuckWaiterReportText(t *testing.T) {
+	l := &detect.LockInfo{Type: "*mutex.Mutex", Addr: 0x10, Name: "accounts"}
+	other := &detect.LockInfo{Type: "*mutex.Mutex", Addr: 0x20, Name: "ledger"}
+	at := func(line int) []detect.Frame {
+		return []detect.Frame{{Function: "example.com/bank.f", File: "/bank/bank.go", Line: line}}
+	}
+	for _, tc := range []struct {
+		name   string
+		holder detect.Step
+		state  string
+		want   []string
+	}{
+		{"blocked", detect.Step{Goroutine: 8, Holds: l, State: "chan send", Stack: at(22)}, "chan receive",
+			[]string{"held by goroutine 8, which is blocked in chan send at /bank/bank.go:22"}},
+		{"waitgroup", detect.Step{Goroutine: 8, Holds: l, State: "sync.WaitGroup.Wait", Stack: at(23)}, "chan receive",
+			[]string{"which is blocked in sync.WaitGroup.Wait at /bank/bank.go:23"}},
+		{"running", detect.Step{Goroutine: 8, Holds: l, State: "running", Stack: at(24)}, "chan receive",
+			[]string{"which is running at /bank/bank.go:24"}},
+		{"waiting", detect.Step{Goroutine: 8, Holds: l, WaitsFor: other, State: "chan receive", Stack: at(25)}, "chan receive",
+			[]string{`which is itself waiting to lock "ledger" (*mutex.Mutex 0x20) at /bank/bank.go:25`}},
+		{"exited", detect.Step{Goroutine: 8, Holds: l}, "chan receive",
+			[]string{"held by goroutine 8, which has exited", "stuck for certain"}},
+		{"holder leaked", detect.Step{Goroutine: 8, Holds: l, State: "chan send (leaked)", Stack: at(22)}, "chan receive",
+			[]string{"stuck for certain", "which is blocked in chan send (leaked) at /bank/bank.go:22"}},
+		{"leaked", detect.Step{Goroutine: 8, Holds: l, State: "chan send (leaked)", Stack: at(22)}, "chan receive (leaked)",
+			[]string{"leaked for certain", "which is blocked in chan send (leaked) at /bank/bank.go:22"}},
+	} {
+		r := &detect.Report{Kind: detect.StuckWaiter, Waited: time.Second, Steps: []detect.Step{
+			{Goroutine: 7, WaitsFor: l, State: tc.state, Stack: at(30)}, tc.holder}}
+		s := r.String()
+		assert.Contains(t, s, "goroutine 7 is stuck waiting for a lock", tc.name)
+		assert.Contains(t, s, `goroutine 7 has waited 1s to lock "accounts" (*mutex.Mutex 0x10) at /bank/bank.go:30,`, tc.name)
+		for _, w := range tc.want {
+			assert.Contains(t, s, w, tc.name)
+		}
+		if tc.name != "leaked" {
+			assert.NotContains(t, s, "leaked for certain", tc.name)
+		}
+		if !strings.Contains(tc.name, "leaked") && tc.name != "exited" {
+			assert.NotContains(t, s, "for certain", tc.name)
+		}
+	}
+}
