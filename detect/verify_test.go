@@ -25,6 +25,7 @@ type fakeT struct {
 	errors   []string
 	logs     []string
 	cleanups []func()
+	errored  chan struct{} // if not nil, receives after each Errorf
 }
 
 func (f *fakeT) Helper()      {}
@@ -33,6 +34,12 @@ func (f *fakeT) Errorf(format string, args ...any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.errors = append(f.errors, fmt.Sprintf(format, args...))
+	if f.errored != nil {
+		select {
+		case f.errored <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func (f *fakeT) Logf(format string, args ...any) {
@@ -243,4 +250,36 @@ func TestStuckWaiterReportText(t *testing.T) {
 			assert.NotContains(t, s, "for certain", tc.name)
 		}
 	}
+}
+
+// TestVerifyNoneClaimsWaitTimeouts: a wait timeout, found by the
+// watchdog's goroutine, fails the test of the goroutine that waits.
+func TestVerifyNoneClaimsWaitTimeouts(t *testing.T) {
+	t.Cleanup(detect.Configure(detect.WithMode(detect.Cycles), detect.WithWaitTimeout(20*time.Millisecond), detect.WithReporter(nil)))
+	var mu mutex.Mutex
+	detect.SetName(&mu, "slow")
+	ft := &fakeT{name: "TestSlow", errored: make(chan struct{}, 1)}
+	release := make(chan struct{})
+	p := testutil.Spawn(func() {
+		detect.VerifyNone(ft)
+		mu.Lock()
+		held := make(chan struct{})
+		waiter := testutil.Spawn(func() {
+			close(held)
+			mu.Lock() // the test's goroutine's child waits
+			mu.Unlock()
+		})
+		<-held
+		testutil.Await(t, ft.errored, "the wait-timeout report")
+		mu.Unlock()
+		require.Nil(t, waiter.Wait(t))
+		<-release
+		ft.end()
+	})
+	close(release)
+	require.Nil(t, p.Wait(t))
+	errs := ft.Errors()
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0], "goroutine blocked on a lock for")
+	assert.Contains(t, errs[0], `to lock "slow"`)
 }
