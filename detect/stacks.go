@@ -55,19 +55,23 @@ func symbolise(rec []uintptr) []Frame {
 // goroutineStacks returns the trimmed current stacks of the goroutines in
 // want, from one runtime.Stack(all) snapshot.
 func goroutineStacks(want map[int64]bool) map[int64][]Frame {
+	return parseStacks(allStacks(), want)
+}
+
+// allStacks returns runtime.Stack(all)'s text, in a buffer grown until it
+// fits or reaches 64 MiB.
+func allStacks() []byte {
 	buf := make([]byte, 1<<16)
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {
-			buf = buf[:n]
-			break
+			return buf[:n]
 		}
 		if len(buf) >= 64<<20 {
-			break // take what fits
+			return buf // take what fits
 		}
 		buf = make([]byte, 2*len(buf))
 	}
-	return parseStacks(buf, want)
 }
 
 // parseStacks returns the trimmed frames of the goroutines in want that
@@ -79,15 +83,21 @@ func parseStacks(buf []byte, want map[int64]bool) map[int64][]Frame {
 			continue
 		}
 		all, _ := stack.Frames()
-		frames := []Frame{} // non-nil: the goroutine was found (alive), even if every frame is trimmed
-		for _, f := range all[libraryCalls(all):] {
-			if !isTrimmed(f.Function) {
-				frames = append(frames, Frame{Function: f.Function, File: f.File, Line: f.Line})
-			}
-		}
-		out[h.ID] = frames
+		out[h.ID] = userFrames(all)
 	}
 	return out
+}
+
+// userFrames returns the user's frames of all, a goroutine's calls, never
+// nil (the goroutine was found, even if every frame is trimmed).
+func userFrames(all []rt.Frame) []Frame {
+	frames := []Frame{}
+	for _, f := range all[libraryCalls(all):] {
+		if !isTrimmed(f.Function) {
+			frames = append(frames, Frame{Function: f.Function, File: f.File, Line: f.Line})
+		}
+	}
+	return frames
 }
 
 // libraryCalls returns how many of the innermost frames of fs are the
@@ -144,27 +154,10 @@ type gInfo struct {
 // allGoroutines takes a snapshot of every goroutine: its state, its
 // creator and its trimmed frames.
 func allGoroutines() map[int64]gInfo {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		if len(buf) >= 64<<20 {
-			break // take what fits
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	out := map[int64]gInfo{}
-	for h, stack := range rt.Goroutines(buf) {
+	for h, stack := range rt.Goroutines(allStacks()) {
 		all, created := stack.Frames()
-		gi := gInfo{state: h.State, createdBy: created.By, frames: []Frame{}}
-		for _, f := range all[libraryCalls(all):] {
-			if !isTrimmed(f.Function) {
-				gi.frames = append(gi.frames, Frame{Function: f.Function, File: f.File, Line: f.Line})
-			}
-		}
+		gi := gInfo{state: h.State, createdBy: created.By, frames: userFrames(all)}
 		// A test's goroutine runs testing.tRunner, which calls the test
 		// function: the frame just inside it.
 		for i, f := range all {
