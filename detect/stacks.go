@@ -78,12 +78,8 @@ func allStacks() []byte {
 // buf, a runtime.Stack(all) text, holds (see rt.Goroutines).
 func parseStacks(buf []byte, want map[int64]bool) map[int64][]Frame {
 	out := map[int64][]Frame{}
-	for h, stack := range rt.Goroutines(buf) {
-		if !want[h.ID] {
-			continue
-		}
-		all, _ := stack.Frames()
-		out[h.ID] = userFrames(all)
+	for g, gi := range parseGoroutines(buf, func(g int64) bool { return want[g] }) {
+		out[g] = gi.frames
 	}
 	return out
 }
@@ -154,8 +150,18 @@ type gInfo struct {
 // allGoroutines takes a snapshot of every goroutine: its state, its
 // creator and its trimmed frames.
 func allGoroutines() map[int64]gInfo {
+	return parseGoroutines(allStacks(), func(int64) bool { return true })
+}
+
+// parseGoroutines returns what buf, a runtime.Stack(all) text, says of
+// the goroutines that want selects (see rt.Goroutines). It holds the
+// package's one walk over a dump.
+func parseGoroutines(buf []byte, want func(g int64) bool) map[int64]gInfo {
 	out := map[int64]gInfo{}
-	for h, stack := range rt.Goroutines(allStacks()) {
+	for h, stack := range rt.Goroutines(buf) {
+		if !want(h.ID) {
+			continue
+		}
 		all, created := stack.Frames()
 		gi := gInfo{state: h.State, createdBy: created.By, frames: userFrames(all)}
 		// A test's goroutine runs testing.tRunner, which calls the test
