@@ -25,18 +25,29 @@ const (
 	// switch to Cycles or Order sees the goroutines already parked. Owner
 	// checks (recursive locking, unlock by a non-owner) still hold: they
 	// are part of the locks.
-	Off Mode = Mode(core.ModeOff)
+	Off Mode = iota
 	// Cycles, the default, checks the wait-for graph each time a goroutine
 	// is about to park on a locksmith lock (a Mutex, Monitor, RWMutex or
 	// RWMonitor, or a Cond wait's reacquire), and reports a deadlock the
 	// moment it would form. The uncontended fast path does no extra work.
-	Cycles Mode = Mode(core.ModeCycles)
+	Cycles
 	// Order is Cycles plus lock-order validation as Linux's lockdep does
-	// it, and wait-timeout reports (30 s unless WithWaitTimeout says
-	// otherwise).
-	Order Mode = Mode(core.ModeOrder)
+	// it, and wait-timeout reports (DefaultOrderWaitTimeout unless
+	// WithWaitTimeout says otherwise).
+	Order
 )
 
+// The modes are the engine's mode words, which install hands to
+// core.SetMode unchanged: each index below is a compile-time zero.
+var (
+	_ = [1]struct{}{}[Off-Mode(core.ModeOff)]
+	_ = [1]struct{}{}[Cycles-Mode(core.ModeCycles)]
+	_ = [1]struct{}{}[Order-Mode(core.ModeOrder)]
+)
+
+// String returns the mode's name as LOCKSMITH_DETECT spells it: "off",
+// "cycles" or "order" (ParseMode reads it back), or "detect.Mode(n)" for
+// a value that is not a mode.
 func (m Mode) String() string {
 	switch m {
 	case Off:
@@ -108,8 +119,18 @@ func (c *config) effectiveWaitTimeout() time.Duration {
 	return 0
 }
 
-// An Option changes one setting in Configure.
-type Option func(*config)
+// An Option changes one setting in Configure. Options are made by WithMode,
+// WithReporter and WithWaitTimeout; the zero Option changes nothing.
+type Option struct {
+	apply func(*config) // nil for the zero Option
+}
+
+// applyTo changes c as o says.
+func (o Option) applyTo(c *config) {
+	if o.apply != nil {
+		o.apply(c)
+	}
+}
 
 // ErrBadOption is matched (with errors.Is) by the panic value of an option
 // constructor given an argument outside its domain: WithMode with a Mode
@@ -123,11 +144,11 @@ func WithMode(m Mode) Option {
 	if m < Off || m > Order {
 		panic(core.Misuse(fmt.Sprintf("detect: WithMode(%d): not Off, Cycles or Order", int32(m)), ErrBadOption))
 	}
-	return func(c *config) { c.mode = m }
+	return Option{func(c *config) { c.mode = m }}
 }
 
-// WithReporter sends every report to f. f is called without any
-// locksmith-internal lock held, on the goroutine that found the problem
+// WithReporter sends every report to f. f is called without any lock of
+// locksmith's own held, on the goroutine that found the problem
 // (the watchdog's, for wait timeouts), and may itself use locksmith locks.
 // nil restores the default: the reporter named by LOCKSMITH_DETECT_REPORT,
 // else PanicReporter in a test binary and PrintReporter elsewhere.
@@ -157,7 +178,7 @@ func WithMode(m Mode) Option {
 // VerifyNone instead.
 func WithReporter(f func(*Report)) Option {
 	tab := &problemTable{} // one per call: the same for every recompute of the configuration
-	return func(c *config) { c.reporter, c.problems = f, tab }
+	return Option{func(c *config) { c.reporter, c.problems = f, tab }}
 }
 
 // PrintReporter prints r to standard error. It is the default reporter
@@ -199,7 +220,7 @@ func WithWaitTimeout(d time.Duration) Option {
 	if d < 0 {
 		panic(core.Misuse(fmt.Sprintf("detect: WithWaitTimeout(%v): negative", d), ErrBadOption))
 	}
-	return func(c *config) { c.waitTimeout, c.waitSet = d, true }
+	return Option{func(c *config) { c.waitTimeout, c.waitSet = d, true }}
 }
 
 var (
@@ -295,7 +316,7 @@ func fold() {
 	for n < len(layers) && layers[n].orphaned {
 		next := *base
 		for _, o := range layers[n].opts {
-			o(&next)
+			o.applyTo(&next)
 		}
 		base = &next
 		n++
@@ -310,7 +331,7 @@ func recompute() {
 	next := *base
 	for _, ly := range layers {
 		for _, o := range ly.opts {
-			o(&next)
+			o.applyTo(&next)
 		}
 	}
 	install(&next)

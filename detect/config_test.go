@@ -149,6 +149,21 @@ func TestConfigureDroppedRestoreFolds(t *testing.T) {
 	assert.Equal(t, base, detect.CurrentConfig())
 }
 
+// TestZeroOptionChangesNothing: Configure with the zero Option, alone or
+// among others, leaves every setting as the other options make it.
+func TestZeroOptionChangesNothing(t *testing.T) {
+	base := detect.CurrentConfig()
+	restore := detect.Configure(detect.Option{})
+	assert.Equal(t, base, detect.CurrentConfig(), "the zero Option alone")
+	restore()
+	other := detect.Off
+	if detect.CurrentMode() == detect.Off {
+		other = detect.Cycles
+	}
+	defer detect.Configure(detect.Option{}, detect.WithMode(other), detect.Option{})()
+	assert.Equal(t, other, detect.CurrentMode(), "the zero Option around WithMode")
+}
+
 func TestConfigureRejectsBadOptions(t *testing.T) {
 	for _, tc := range []struct {
 		call func()

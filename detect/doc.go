@@ -123,13 +123,12 @@
 //	go test -blockprofile block.out ./pkg
 //	go tool pprof -top -cum block.out
 //
-// An exclusive lock's waits, and those of a read-write lock's writer
-// queued behind another writer, show under
-// internal/core.(*Lock).acquireDeadline, reached through
-// (*Lock).AcquireDeadline for a Mutex or Monitor and straight from
-// (*RWLock).LockDeadline for a writer; a reader behind a writer waits
-// under internal/core.(*RWLock).rlockWait, and a writer waiting for the
-// readers to leave under (*RWLock).drain.
+// The waits show under functions of locksmith's lock engine, which pprof
+// lists with their package path: acquireDeadline for an exclusive lock's
+// waits and those of a read-write lock's writer queued behind another
+// writer (reached through AcquireDeadline for a Mutex or Monitor, and
+// straight from LockDeadline for a writer), rlockWait for a reader behind
+// a writer, and drain for a writer waiting for the readers to leave.
 //
 // # What it cannot find
 //

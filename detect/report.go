@@ -26,6 +26,8 @@ const (
 	StuckWaiter
 )
 
+// String returns the kind in words: "deadlock", "lock order" or "wait
+// timeout".
 func (k Kind) String() string {
 	switch k {
 	case Deadlock:
@@ -48,11 +50,11 @@ type LockInfo struct {
 	Addr        uintptr // the lock's address
 	FirstLocked string  // "file:line" of the lock's first acquisition seen in Order mode, or ""
 	FirstWaited string  // "file:line" of the first Lock that had to wait for it (Cycles and Order modes), or ""
-	// ReadWrite is true for an RWMutex or RWMonitor, and Readers is then
-	// the number of goroutines that held it for reading when the report
-	// was made.
+	// ReadWrite is true for an RWMutex or RWMonitor.
 	ReadWrite bool
-	Readers   int
+	// Readers is, for an RWMutex or RWMonitor, the number of goroutines
+	// that held it for reading when the report was made; 0 otherwise.
+	Readers int
 }
 
 // String returns the name and identity of the lock, for example
@@ -75,11 +77,13 @@ func (l LockInfo) String() string {
 
 // Frame is one frame of a goroutine's stack.
 type Frame struct {
-	Function string
-	File     string
-	Line     int
+	Function string // the function's name, qualified by its package path, as runtime.Frame gives it
+	File     string // the source file's path
+	Line     int    // the line in File
 }
 
+// String formats f as runtime.Stack prints a frame: the function, then,
+// on the next line, indented, file:line.
 func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f.File, f.Line) }
 
 // Step is one link of a reported cycle.
@@ -111,24 +115,35 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 // locks; it is nil where that is not known, and always in Cycles mode,
 // which records nothing on the uncontended path.
 type Step struct {
+	// Goroutine is the ID of the step's goroutine, as runtime.Stack
+	// prints it.
 	Goroutine int64
-	Holds     *LockInfo // nil where unknown or not applicable
-	WaitsFor  *LockInfo
-	// For a read-write lock: HoldsForReading says that the goroutine
-	// holds Holds for reading (else for writing), WaitsForReading that it
-	// waits to lock WaitsFor (for a LockOrder step: acquired it) for
-	// reading (else for writing). A writer
-	// waits for the writer and for every reader; a first-time reader
-	// waits for the writer that holds the lock or waits for its readers
-	// (writer preference). Both are false for a Mutex or Monitor.
+	// Holds is the lock the goroutine holds, nil where unknown or not
+	// applicable.
+	Holds *LockInfo
+	// WaitsFor is the lock the goroutine waits for (for a LockOrder
+	// step: the lock it acquired), nil where not applicable.
+	WaitsFor *LockInfo
+	// HoldsForReading, for a read-write lock, says that the goroutine
+	// holds Holds for reading (else for writing). A writer waits for the
+	// writer and for every reader; a first-time reader waits for the
+	// writer that holds the lock or waits for its readers (writer
+	// preference). It is false for a Mutex or Monitor.
 	HoldsForReading bool
+	// WaitsForReading, for a read-write lock, says that the goroutine
+	// waits to lock WaitsFor (for a LockOrder step: acquired it) for
+	// reading (else for writing). It is false for a Mutex or Monitor.
 	WaitsForReading bool
 	// Queued, in a Deadlock step: the goroutine is a writer queued on
 	// WaitsFor (Holds is the same lock). It has claimed the write lock and
 	// waits for the readers to leave; first-time readers queue behind it,
 	// so the previous step waits for it though it holds nothing yet.
-	Queued  bool
-	Stack   []Frame
+	Queued bool
+	// Stack is the goroutine's stack without locksmith's own frames,
+	// innermost first: where it is now (Deadlock, WaitTimeout), or where
+	// it made the acquisition (LockOrder).
+	Stack []Frame
+	// HoldsAt is where the goroutine acquired Holds (see above).
 	HoldsAt []Frame
 	// State, in a StuckWaiter report, is the goroutine's state as
 	// runtime.Stack prints it ("chan send", "sync.WaitGroup.Wait",
@@ -143,9 +158,9 @@ type Step struct {
 // step's stack, taken around the cycle) are one problem, whatever the lock
 // instances and goroutines involved. Seen counts the occurrences.
 type Report struct {
-	Kind   Kind
-	Mode   Mode // the detector's mode when the report was made
-	Steps  []Step
+	Kind   Kind          // what the report is about
+	Mode   Mode          // the detector's mode when the report was made
+	Steps  []Step        // the cycle, or the waiter and its holders (see Step)
 	Waited time.Duration // WaitTimeout only: how long the goroutine had waited
 	// BackedOff, for a Deadlock: the refused call was one that returns
 	// without the lock instead of panicking (LockContext, LockTimeout and
@@ -452,9 +467,12 @@ var ErrDeadlock = errors.New("deadlock")
 // LockContext, that would have closed a deadlock cycle. The lock was not
 // taken. Report describes the cycle.
 type DeadlockError struct {
-	Report *Report
+	Report *Report // the Deadlock report, as the reporter received it
 }
 
+// Error describes the cycle on one line: "detect: deadlock: goroutine 7
+// waits for ... held by goroutine 9; goroutine 9 waits for ...". The
+// whole report, with stacks, is Report.String().
 func (e *DeadlockError) Error() string {
 	var b strings.Builder
 	b.WriteString("detect: deadlock: ")
@@ -489,9 +507,11 @@ var ErrLockOrder = errors.New("lock order inversion")
 // without the lock (see WithReporter). Report describes the cycle; Error
 // includes the whole report, so that the panic prints it.
 type LockOrderError struct {
-	Report *Report
+	Report *Report // the LockOrder report, as the reporter received it
 }
 
+// Error returns a line naming the acquisition that closed the cycle,
+// followed by the whole report (Report.String()).
 func (e *LockOrderError) Error() string {
 	r := e.Report
 	var b strings.Builder
