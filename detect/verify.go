@@ -12,15 +12,21 @@ import (
 // VerifyNone uses. The package does not import testing, so that a program
 // that uses the locks does not link the test framework.
 type TestingT interface {
+	// Helper marks the calling function as a test helper.
 	Helper()
+	// Name returns the test's name.
 	Name() string
-	Errorf(format string, args ...any)
-	Logf(format string, args ...any)
+	// Errorf fails the test with a formatted message; the test goes on.
+	Errorf(string, ...any)
+	// Logf records a formatted message in the test's log.
+	Logf(string, ...any)
+	// Cleanup registers a function to run when the test ends.
 	Cleanup(func())
 }
 
 // TestingM is what VerifyTestMain and Checked run: *testing.M.
 type TestingM interface {
+	// Run runs the tests and returns the exit status.
 	Run() int
 }
 
