@@ -25,8 +25,8 @@
 // turns full checking on without code changes; Configure(WithMode(...))
 // changes it at run time. Any other value stops the program at start-up
 // with a panic naming the valid ones. A run of go test with another
-// LOCKSMITH_DETECT or LOCKSMITH_DETECT_REPORT is never served the cached
-// result of the previous one.
+// LOCKSMITH_DETECT, LOCKSMITH_DETECT_REPORT or LOCKSMITH_WAIT_TIMEOUT is
+// never served the cached result of the previous one.
 //
 // # The order model
 //
@@ -67,30 +67,49 @@
 //     Lock panics with a *DeadlockError (errors.Is(err, ErrDeadlock)),
 //     so its deferred Unlocks free the others; LockContext returns the
 //     error and LockTimeout returns false, without the lock, so that the
-//     caller can release what it holds and retry. A Cond wait whose
-//     reacquire would close a cycle panics the same way (see
+//     caller can release what it holds and retry. The default reporters
+//     print such a refusal, which the caller handles, as one line
+//     (Report.BackedOff, Report.Line), and a Lock's in full. A Cond
+//     wait whose reacquire would close a cycle panics the same way (see
 //     condvar.Cond.Wait).
 //   - LockOrder: reported in the goroutine whose acquisition closed the
 //     inversion, once it has the lock. PanicReporter, the default in a
 //     test binary, panics there with a *LockOrderError (errors.Is(err,
 //     ErrLockOrder)), after undoing the acquisition, so that go test
-//     fails with the test's name and the report; PrintReporter, the
+//     fails with the report and the test's name; PrintReporter, the
 //     default elsewhere, prints it to stderr and execution continues.
 //   - WaitTimeout: a warning, printed by the watchdog, naming the
 //     goroutine blocked too long, the holder and the holder's stack.
+//   - StuckWaiter: a goroutine still blocked on a lock when its test
+//     ended (VerifyNone) or the run did (VerifyTestMain), with the
+//     holder and what the holder is doing.
 //
 // WithReporter sends every report to a function of the program's own
-// instead; LOCKSMITH_DETECT_REPORT (panic or print) chooses the default
-// without code changes. A test can fail and go on:
+// instead, process-wide; LOCKSMITH_DETECT_REPORT (panic or print) chooses
+// the default without code changes.
 //
-//	defer detect.Configure(detect.WithMode(detect.Order), detect.WithReporter(func(r *detect.Report) {
-//		t.Errorf("%v", r)
-//	}))()
+// # In tests
 //
-// (a wait timeout is reported on the watchdog's goroutine: use t.Errorf
-// there, not t.Fatalf). A panic in a test, the default reporter's or a
-// deadlock's, ends the package's test binary, as any panic does. The
-// library never calls os.Exit.
+// In a test binary the wait timeout is on in Cycles and Order modes
+// (DefaultTestWaitTimeout; LOCKSMITH_WAIT_TIMEOUT sets another). Two
+// helpers, one line each, make every finding fail the test that made it
+// while the run goes on:
+//
+//	func TestMain(m *testing.M) { detect.VerifyTestMain(m) }
+//
+//	func TestTransfer(t *testing.T) {
+//		detect.VerifyNone(t)
+//		...
+//	}
+//
+// VerifyNone claims for t the findings of the test's goroutine, of the
+// goroutines it starts and of its subtests, and reports, when t ends, its
+// goroutines still blocked on a lock; VerifyTestMain reports what no test
+// claimed and the goroutines still blocked when the tests are done, and
+// fails the package. Without either, the default reporter's panic ends
+// the test binary at the first inversion, as any panic in a test does.
+// The library never calls os.Exit, except in VerifyTestMain, which
+// exits with the tests' status as goleak.VerifyTestMain does.
 //
 // # Inspecting a program
 //

@@ -20,6 +20,10 @@ const (
 	// WaitTimeout: a goroutine has been blocked on one lock for longer
 	// than the wait timeout.
 	WaitTimeout
+	// StuckWaiter: a goroutine was still blocked on a lock when the test
+	// that started it ended (VerifyNone), or when the run ended
+	// (VerifyTestMain).
+	StuckWaiter
 )
 
 // String returns the kind in words: "deadlock", "lock order" or "wait
@@ -32,6 +36,8 @@ func (k Kind) String() string {
 		return "lock order"
 	case WaitTimeout:
 		return "wait timeout"
+	case StuckWaiter:
+		return "stuck waiter"
 	}
 	return fmt.Sprintf("detect.Kind(%d)", int(k))
 }
@@ -94,6 +100,10 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 // cycle of read locks reported when one of them was first write-locked,
 // the acquisition that formed it).
 //
+// For a StuckWaiter, the steps are as for a WaitTimeout, each with its
+// State; a holder step whose goroutine itself waits for a lock has that
+// lock as its WaitsFor.
+//
 // For a WaitTimeout, the first step is the waiting goroutine (WaitsFor is
 // the lock) and the next is the holder (Holds is the same lock), each
 // with its current stack; the holder's Stack is nil if it has exited. A
@@ -135,6 +145,10 @@ type Step struct {
 	Stack []Frame
 	// HoldsAt is where the goroutine acquired Holds (see above).
 	HoldsAt []Frame
+	// State, in a StuckWaiter report, is the goroutine's state as
+	// runtime.Stack prints it ("chan send", "sync.WaitGroup.Wait",
+	// "running"), or "" if it has exited.
+	State string
 }
 
 // Report is what the detector found, as a value.
@@ -148,9 +162,20 @@ type Report struct {
 	Mode   Mode          // the detector's mode when the report was made
 	Steps  []Step        // the cycle, or the waiter and its holders (see Step)
 	Waited time.Duration // WaitTimeout only: how long the goroutine had waited
+	// BackedOff, for a Deadlock: the refused call was one that returns
+	// without the lock instead of panicking (LockContext, LockTimeout and
+	// their read forms), so that its caller backs off. The default
+	// reporters print such a refusal as one line (see Report.Line).
+	BackedOff bool
 
 	tally *tally // shared by every occurrence of the problem; nil for a Report made by hand
 	late  *lateWrite
+	// For the recorder (recorder.go): the test function whose goroutine
+	// made it, if known, and the scope of the test that claims it, once
+	// claimDone.
+	test      string
+	claimed   *scope
+	claimDone bool
 }
 
 // lateWrite says, for a LockOrder report, that the cycle formed earlier
@@ -280,7 +305,34 @@ func (r *Report) String() string {
 			stack(&b, s)
 		}
 		r.seenLine(&b)
+	case StuckWaiter:
+		r.stuckString(&b)
 	}
+	return b.String()
+}
+
+// Line formats r in one line: for a Deadlock, the goroutines of the
+// cycle, the lock each waits for and where it waits, as the default
+// reporters print a refusal that its caller backs off from; for the
+// other kinds, the first line of String.
+func (r *Report) Line() string {
+	if r.Kind != Deadlock {
+		line, _, _ := strings.Cut(r.String(), "\n")
+		return line
+	}
+	var b strings.Builder
+	b.WriteString("locksmith: refused a wait that would close a deadlock cycle; the caller backs off: ")
+	for i, s := range r.Steps {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "goroutine %d waits for %s%s", s.Goroutine, short(s.WaitsFor), access(s.WaitsFor, s.WaitsForReading))
+		if len(s.Stack) > 0 {
+			f := s.Stack[0]
+			fmt.Fprintf(&b, " at %s:%d", f.File, f.Line)
+		}
+	}
+	b.WriteString(" (reported once; Report.Seen counts the occurrences)")
 	return b.String()
 }
 
@@ -471,6 +523,9 @@ func (e *LockOrderError) Error() string {
 		last := r.Steps[n-1]
 		fmt.Fprintf(&b, ": goroutine %d locked %s while holding %s, the reverse of an order seen before",
 			last.Goroutine, short(last.WaitsFor), short(last.Holds))
+	}
+	if r.test != "" {
+		fmt.Fprintf(&b, " (in %s)", testName(r.test))
 	}
 	b.WriteString("\n\n")
 	b.WriteString(r.String())

@@ -97,7 +97,7 @@ func newParker(w *waiter, ctx context.Context, deadline time.Time) parker {
 // Rejected alternative: registering only when detection is on, and
 // re-checking the mode when woken. A goroutine in a deadlock is never
 // woken, so it would stay invisible for good.
-func (p *parker) enter() []Hop {
+func (p *parker) enter() *Cycle {
 	if !p.registered {
 		register(p.w)
 		p.registered = true
@@ -106,7 +106,10 @@ func (p *parker) enter() []Hop {
 		}
 	}
 	if Mode() != ModeOff {
-		return checkCycle(p.w)
+		if c := checkCycle(p.w); c != nil {
+			c.BacksOff = p.ctx != nil || !p.deadline.IsZero()
+			return c
+		}
 	}
 	return nil
 }
