@@ -50,13 +50,11 @@ func (l *Lock) durableOK(w *waiter, s int64) bool {
 			return false
 		}
 	}
-	return holderIn(s>>ownerShift, w.dom)
+	return holderIn(s>>ownerShift, w.dom, l.heldBy)
 }
 
-// holderIn reports whether goroutine o, a lock's holder (0: none), is of
-// domain d. It may cost a dump of all goroutines (see domainOf): only
-// goroutines about to park in a bubble ask.
-func holderIn(o int64, d Domain) bool { return o == 0 || domainOf(o) == d }
+// heldBy reports whether g holds l now.
+func (l *Lock) heldBy(g int64) bool { return l.Owner() == g }
 
 // checkWaker panics if the calling goroutine is about to wake a durable
 // waiter of another domain, which the Go runtime would answer with a fatal

@@ -68,8 +68,9 @@ func (l *RWLock) wakeDrainer(released bool) (stranded string) {
 }
 
 // readersIn reports whether some goroutine holds l for reading and every
-// one is of domain d, none in the overflow map (whose IDs are added after
-// the count, so cannot be checked). It may dump all goroutines (domainOf).
+// one is of domain d (or, see holderIn, runs synctest.Test for d), none in the
+// overflow map (whose IDs are added after the count, so cannot be
+// checked). It may dump all goroutines (domainOf).
 func (l *RWLock) readersIn(d Domain) bool {
 	if l.rs.Load()>>rsOvShift != 0 {
 		return false
@@ -77,7 +78,7 @@ func (l *RWLock) readersIn(d Domain) bool {
 	some := false
 	for i := range rwSlots {
 		if h := l.slots[i].Load(); h != 0 {
-			if domainOf(h) != d {
+			if !holderIn(h, d, l.holdsReadNow) {
 				return false
 			}
 			some = true

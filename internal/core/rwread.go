@@ -64,8 +64,9 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 		// A queued reader is woken by the writer it saw (o, when it
 		// unlocks) or by an earlier writer finishing its Unlock (see
 		// takeReaders); those skip a durable reader of another domain,
-		// which o then wakes. So it may park durably if o is of its bubble.
-		l.renqueue(w, w.dom.Bubble() && holderIn(o, w.dom))
+		// which o then wakes. So it may park durably if o is of its bubble
+		// (see holderIn).
+		l.renqueue(w, w.dom.Bubble() && holderIn(o, w.dom, l.w.heldBy))
 		sema := w.sema
 		w.makeChan()
 		l.rmu.Unlock()
