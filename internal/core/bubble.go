@@ -181,16 +181,25 @@ func lookupDomain(g int64) (d Domain, gone bool) {
 // holderIn reports whether goroutine o, a lock's holder (0: none), is no
 // waker of another domain for a waiter of bubble d: it is of d, or is the
 // caller of synctest.Test of bubble d (counted in d while Test runs, though
-// the cache may say DomOutside: see isRoot). It may cost a dump of all
-// goroutines (see domainOf): only goroutines about to park in a bubble ask.
+// the cache may say DomOutside: see isRoot), or it has exited still
+// holding the lock (held, asked after the dump, says whether o holds it
+// still), and so wakes nobody again. It may cost a dump of all goroutines
+// (see domainOf): only goroutines about to park in a bubble ask.
+//
+// A holder that has exited stays the holder for good (IDs are not reused,
+// and only the holder may release): a wait behind it, parked durably,
+// lets synctest report the bubble's deadlock at once, where a park on sem
+// would leave the bubble hanging until go test's -timeout.
 func holderIn(o int64, d Domain, held func(int64) bool) bool {
 	if o == 0 {
 		return true
 	}
-	od, _ := lookupDomain(o)
+	od, gone := lookupDomain(o)
 	switch {
 	case od == d:
 		return true
+	case gone:
+		return held(o)
 	case od == DomOutside:
 		return isRoot(o, d)
 	}

@@ -68,7 +68,8 @@ func (l *RWLock) wakeDrainer(released bool) (stranded string) {
 }
 
 // readersIn reports whether some goroutine holds l for reading and every
-// one is of domain d (or, see holderIn, runs synctest.Test for d), none in the
+// one is of domain d (or, see holderIn, runs synctest.Test for d, or has
+// exited holding its read lock, and so wakes nobody), none in the
 // overflow map (whose IDs are added after the count, so cannot be
 // checked). It may dump all goroutines (domainOf).
 func (l *RWLock) readersIn(d Domain) bool {

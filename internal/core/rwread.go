@@ -65,7 +65,7 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 		// unlocks) or by an earlier writer finishing its Unlock (see
 		// takeReaders); those skip a durable reader of another domain,
 		// which o then wakes. So it may park durably if o is of its bubble
-		// (see holderIn).
+		// (or has exited holding the writer lock: see holderIn).
 		l.renqueue(w, w.dom.Bubble() && holderIn(o, w.dom, l.w.heldBy))
 		sema := w.sema
 		w.makeChan()
