@@ -143,6 +143,10 @@ func (l *RWLock) drain(g int64, ctx context.Context, deadline time.Time, k *Clas
 	l.drainer.Store(w)
 	l.rs.Or(rsDraining)
 	for !l.noReaders() {
+		if err := l.drainExited(w); err != nil { // a reader has exited holding its read lock
+			p.quit(q, dt)
+			return err
+		}
 		if spinUntil(l.noReaders) {
 			break
 		}

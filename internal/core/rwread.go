@@ -91,8 +91,8 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 		}
 		switch p.park(sema, q, dt) {
 		case parkCancelled:
-			p.finish(dt) // dequeued by the callback: nothing handed over
-			return w.cancelled
+			p.finish(dt) // dequeued by the callback or failQueued: nothing handed over
+			return w.cancelErr()
 		case parkDone:
 			p.quit(q, dt)
 			return ctx.Err()
