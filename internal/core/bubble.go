@@ -189,7 +189,13 @@ func lookupDomain(g int64) (d Domain, gone bool) {
 // A holder that has exited stays the holder for good (IDs are not reused,
 // and only the holder may release): a wait behind it, parked durably,
 // lets synctest report the bubble's deadlock at once, where a park on sem
-// would leave the bubble hanging until go test's -timeout.
+// would leave the bubble hanging until go test's -timeout. Two kinds of
+// goroutine are missing from a dump without having exited, and may run
+// again: that of a C thread's callbacks whose thread has exited (see
+// package gid), and the runtime's finalizer and cleanup goroutines
+// between callbacks. Should one of them release the lock while the waiter
+// waits durably, the release panics with ErrStranded (wakeable), as for
+// the caller of synctest.Test; docs/synctest.md says so.
 func holderIn(o int64, d Domain, held func(int64) bool) bool {
 	if o == 0 {
 		return true
