@@ -3,11 +3,8 @@
 package core
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -15,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/internal/gid"
-	"github.com/locksmith-go/locksmith/internal/testkit/testutil"
 )
 
 // Inside a bubble, a wait for a lock whose holder has exited (it took the
@@ -30,18 +26,7 @@ func TestSynctestExitedHolderDurable(t *testing.T) {
 		exitedBubbleChild(t, kind)
 		return
 	}
-	for _, kind := range []string{"lock", "reader", "writer"} {
-		t.Run(kind, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), testutil.Liveness)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSynctestExitedHolderDurable$", "-test.timeout=15s")
-			cmd.Env = append(os.Environ(), "LOCKSMITH_EXITED_BUBBLE_CHILD="+kind)
-			out, _ := cmd.CombinedOutput() // the child fails: a goroutine of its bubble is left blocked
-			require.NoError(t, ctx.Err(), "the child hung:\n%s", out)
-			assert.NotContains(t, string(out), "fatal error")
-			assert.True(t, strings.Contains(string(out), "exited-bubble: reported"), "child output:\n%s", out)
-		})
-	}
+	bubbleChildren(t, "TestSynctestExitedHolderDurable", "LOCKSMITH_EXITED_BUBBLE_CHILD", "exited-bubble: reported")
 }
 
 func exitedBubbleChild(t *testing.T, kind string) {

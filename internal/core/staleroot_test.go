@@ -32,17 +32,27 @@ func TestSynctestStaleRootDomain(t *testing.T) {
 		staleRootChild(t, kind)
 		return
 	}
+	bubbleChildren(t, "TestSynctestStaleRootDomain", "LOCKSMITH_STALE_ROOT_CHILD", "stale-root: reported")
+}
+
+// bubbleChildren runs test again in a child process for each of a Lock's
+// waiter ("lock"), a reader ("reader") and a writer ("writer"), with env
+// naming the case, and requires each child to print marker: its bubble
+// reported the deadlock. A child's own -test.timeout is short, since a
+// hang is the failure; the child fails anyway (a goroutine of its bubble
+// stays blocked), so only the marker and the absence of a fatal error
+// count.
+func bubbleChildren(t *testing.T, test, env, marker string) {
 	for _, kind := range []string{"lock", "reader", "writer"} {
 		t.Run(kind, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), testutil.Liveness)
 			defer cancel()
-			// The child's own timeout is short: a hang is the failure.
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSynctestStaleRootDomain$", "-test.timeout=15s")
-			cmd.Env = append(os.Environ(), "LOCKSMITH_STALE_ROOT_CHILD="+kind)
-			out, _ := cmd.CombinedOutput() // the child fails: a goroutine of its bubble is left blocked
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+test+"$", "-test.timeout=15s")
+			cmd.Env = append(os.Environ(), env+"="+kind)
+			out, _ := cmd.CombinedOutput()
 			require.NoError(t, ctx.Err(), "the child hung:\n%s", out)
 			assert.NotContains(t, string(out), "fatal error")
-			assert.True(t, strings.Contains(string(out), "stale-root: reported"), "child output:\n%s", out)
+			assert.True(t, strings.Contains(string(out), marker), "child output:\n%s", out)
 		})
 	}
 }
