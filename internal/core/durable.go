@@ -28,7 +28,8 @@ var testHookMayTake func(*Lock)
 // durableOK, under mu, reports whether w, in a bubble, may park durably in
 // state s, in which the lock is held or durable waiters of another bubble
 // are queued: the holder, every queued waiter and the woken waiter in
-// flight must be of w's bubble. While woken is set, wokenDom is the
+// flight must be of w's bubble (a holder may also run synctest.Test for
+// it, or have exited holding the lock: see holderIn). While woken is set, wokenDom is the
 // woken waiter's domain, or, until the releaser that set woken has
 // dequeued a waiter, the releaser's: the waiter it dequeues may be w (the
 // waiter it meant to wake may have left the queue in between, and a
