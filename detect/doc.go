@@ -71,7 +71,17 @@
 //     print such a refusal, which the caller handles, as one line
 //     (Report.BackedOff, Report.Line), and a Lock's in full. A Cond
 //     wait whose reacquire would close a cycle panics the same way (see
-//     condvar.Cond.Wait).
+//     condvar.Cond.Wait). A wait for a lock whose holder has exited
+//     holding it (a goroutine that returned without Unlock, a timer
+//     callback that returns with the lock held, a read lock never
+//     released) can never end either, since only the holder may unlock:
+//     it fails the same way, in Cycles and Order modes, within a second
+//     of the later of its start and the holder's exit (more in a program
+//     of over 2,000 goroutines: docs/detection.md), and the report
+//     names the holder, marked Exited, and in Order mode where it took
+//     the lock. Inside a testing/synctest bubble, such a wait among the
+//     bubble's own goroutines is durably blocked instead, and synctest
+//     reports the bubble's deadlock.
 //   - LockOrder: reported in the goroutine whose acquisition closed the
 //     inversion, once it has the lock. PanicReporter, the default in a
 //     test binary, panics there with a *LockOrderError (errors.Is(err,
@@ -137,8 +147,16 @@
 // wait-for walk, though a wait-timeout report names a goroutine blocked on
 // a locksmith lock and its holder's stack. Order mode finds inversions only
 // between acquisitions that some run performed. A lock held by a goroutine
-// that exited stays held for good (Go runs no code at goroutine exit); Dump
-// and wait-timeout reports say that the holder has exited.
+// that exited stays held for good (Go runs no code at goroutine exit):
+// a wait for it fails as a Deadlock (above), and Dump and wait-timeout
+// reports say that the holder has exited. The callbacks of a C thread into
+// Go run as one goroutine, whose ID the runtime gives, once the thread has
+// exited, to the callbacks of the next C thread: a lock left held by a
+// callback of a thread that has exited counts as held by an exited
+// goroutine (until a callback of another thread unlocks it, which the lock
+// cannot refuse). A finalizer or cleanup that returns holding a lock leaves
+// it to a goroutine of the runtime's that no dump lists between
+// callbacks: that counts as exited too.
 //
 // What each mode costs, how Order mode keeps its graph, and what it keeps
 // alive: docs/detection.md in the repository.

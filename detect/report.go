@@ -12,7 +12,9 @@ type Kind int
 
 const (
 	// Deadlock: a cycle of goroutines, each waiting for a lock that the
-	// next one holds, that the reporting goroutine was about to close.
+	// next one holds, that the reporting goroutine was about to close; or
+	// a wait for a lock whose holder has exited holding it (the last
+	// step is Exited).
 	Deadlock Kind = iota + 1
 	// LockOrder: an acquisition closed a cycle in the lock-order graph, a
 	// deadlock that this run did not hit but another interleaving can.
@@ -92,6 +94,9 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 // which the next step's goroutine holds, or, if that step is Queued, waits
 // for as a writer queued ahead of new readers (the last step's WaitsFor
 // is the first step's goroutine's); Stack is where the goroutine is now.
+// A Deadlock whose last step is Exited is no cycle: that step's goroutine
+// has exited holding Holds, for good, and waits for nothing (WaitsFor is
+// nil, Stack empty); the step before it waits for that lock.
 //
 // For a LockOrder report, the step is one edge of the lock-order graph:
 // Goroutine acquired WaitsFor while holding Holds, at Stack, the first time
@@ -139,6 +144,9 @@ type Step struct {
 	// waits for the readers to leave; first-time readers queue behind it,
 	// so the previous step waits for it though it holds nothing yet.
 	Queued bool
+	// Exited, in a Deadlock step: the goroutine has exited holding Holds
+	// (see Step).
+	Exited bool
 	// Stack is the goroutine's stack without locksmith's own frames,
 	// innermost first: where it is now (Deadlock, WaitTimeout), or where
 	// it made the acquisition (LockOrder).
@@ -212,6 +220,10 @@ func (r *Report) String() string {
 		header(&b, "Found one locksmith deadlock:")
 		for i, s := range r.Steps {
 			next := r.Steps[(i+1)%len(r.Steps)]
+			if s.Exited {
+				exitedStep(&b, r, s)
+				continue
+			}
 			fmt.Fprintf(&b, "goroutine %d:\n", s.Goroutine)
 			if s.Holds != nil && !s.Queued {
 				fmt.Fprintf(&b, "  holds %s%s\n", s.Holds, access(s.Holds, s.HoldsForReading))
@@ -225,7 +237,7 @@ func (r *Report) String() string {
 			if next.Queued {
 				fmt.Fprintf(&b, "  behind goroutine %d, a writer queued on it%s\n", next.Goroutine, readers(s.WaitsFor))
 			} else {
-				fmt.Fprintf(&b, "  which is held%s by goroutine %d%s\n", access(s.WaitsFor, next.HoldsForReading), next.Goroutine, readers(s.WaitsFor))
+				fmt.Fprintf(&b, "  which is held%s by goroutine %d%s%s\n", access(s.WaitsFor, next.HoldsForReading), next.Goroutine, exitedMark(next), readers(s.WaitsFor))
 			}
 		}
 		r.sitesNote(&b)
@@ -478,6 +490,10 @@ func (e *DeadlockError) Error() string {
 	b.WriteString("detect: deadlock: ")
 	steps := e.Report.Steps
 	for i, s := range steps {
+		if s.Exited {
+			b.WriteString(" (for good: only the holder may unlock it)")
+			continue
+		}
 		if i > 0 {
 			b.WriteString("; ")
 		}
@@ -487,8 +503,8 @@ func (e *DeadlockError) Error() string {
 				access(s.WaitsFor, s.WaitsForReading), next.Goroutine)
 			continue
 		}
-		fmt.Fprintf(&b, "goroutine %d waits for %s%s held%s by goroutine %d", s.Goroutine, short(s.WaitsFor),
-			access(s.WaitsFor, s.WaitsForReading), access(s.WaitsFor, next.HoldsForReading), next.Goroutine)
+		fmt.Fprintf(&b, "goroutine %d waits for %s%s held%s by goroutine %d%s", s.Goroutine, short(s.WaitsFor),
+			access(s.WaitsFor, s.WaitsForReading), access(s.WaitsFor, next.HoldsForReading), next.Goroutine, exitedMark(next))
 	}
 	return b.String()
 }

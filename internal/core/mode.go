@@ -89,6 +89,11 @@ type Engine interface {
 	// goroutine (c.Hops[0].G) would close, and returns the error that
 	// Lock panics with and LockContext returns.
 	Deadlock(c *Cycle) error
+	// Exited receives the wait of the calling goroutine (w.G) for a lock
+	// whose holder, goroutine holder, has exited holding it (w.HolderRead:
+	// for reading, and w.G is the writer waiting for the readers), and
+	// returns the error that Lock panics with and LockContext returns.
+	Exited(w Hop, holder int64) error
 	// Acquired and Released are called in Order mode only. Acquired
 	// records the acquisition and returns nil, or, if it found problems
 	// to report, a function that delivers the reports, which the caller

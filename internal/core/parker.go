@@ -66,7 +66,7 @@ type parkQueue interface {
 // Results of parker.park.
 const (
 	parkWoken     = iota // a token: retry, or (w.handoff) the lock is w's
-	parkCancelled        // a callback dequeued w, with w.cancelled
+	parkCancelled        // a callback (or the exited-holder check) dequeued w, with w.cancelled
 	parkDone             // ctx is done (a park on ch)
 	parkExpired          // the deadline passed (a park on ch)
 )
@@ -103,6 +103,9 @@ func (p *parker) enter() *Cycle {
 		p.registered = true
 		if Mode() != ModeOff {
 			noteSite(p.w.lock, p.w.class)
+			if p.w.dom == DomOutside {
+				armExited() // the exited-holder check (exited.go)
+			}
 		}
 	}
 	if Mode() != ModeOff {
@@ -175,6 +178,9 @@ func (p *parker) park(sema bool, q parkQueue, dt *deadlineTimer) int {
 	}
 	select {
 	case <-w.ch:
+		if w.cancelled != nil { // dequeued by the exited-holder check
+			return parkCancelled
+		}
 		return parkWoken
 	case <-p.ctxDone:
 		return parkDone
