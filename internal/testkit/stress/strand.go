@@ -47,6 +47,15 @@ type strandLock interface {
 	Readers() int
 }
 
+// strandedRead is what each goroutine of strandReaders' bubble runs: it
+// read-locks rw behind the holder that runs the bubble, a durable wait,
+// and stays blocked for good.
+func strandedRead(rw strandLock, s *strandedSet) {
+	s.add(gid.Get())
+	rw.RLock()
+	rw.RUnlock()
+}
+
 // strandedReaders is the number of the bubble's goroutines that read-lock
 // the lock in strandReaders, its main goroutine included.
 const strandedReaders = 3
@@ -78,15 +87,9 @@ func (r *round) strandReaders() {
 			close(held)
 			dead := r.cfg.Strand(func() {
 				for range strandedReaders - 1 {
-					go func() {
-						r.stranded.add(gid.Get())
-						rw.RLock() // behind the holder running the bubble: durable
-						rw.RUnlock()
-					}()
+					go strandedRead(rw, r.stranded)
 				}
-				r.stranded.add(gid.Get())
-				rw.RLock() // the bubble's last goroutine blocks: a deadlock
-				rw.RUnlock()
+				strandedRead(rw, r.stranded) // the bubble's last goroutine blocks: a deadlock
 			})
 			if dead == nil {
 				w.anomalyf("the bubble of readers behind the holder did not deadlock")
