@@ -28,7 +28,7 @@ func (r *round) readSort() {
 	for i := range items {
 		items[i] = &item{key: (i * 37) % readSortItems} // 37 is prime to the count: a permutation
 	}
-	sorts := max(1, r.cfg.Ops/50)
+	sorts := max(1, r.cfg.Ops/100)
 	for n := range r.cfg.Goroutines {
 		r.spawn(fmt.Sprintf("read sort #%d", n), func(w *worker) {
 			mine := slices.Clone(items)
