@@ -66,8 +66,9 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 		// A queued reader is woken by the writer it saw (o, when it
 		// unlocks) or by an earlier writer finishing its Unlock (see
 		// takeReaders); those skip a durable reader of another domain,
-		// which o then wakes. So it may park durably if o is of its bubble.
-		durable := w.dom.Bubble() && holderIn(o, w.dom)
+		// which o then wakes. So it may park durably if o is of its bubble
+		// (or has exited holding the writer lock: see holderIn).
+		durable := w.dom.Bubble() && holderIn(o, w.dom, l.w.heldBy)
 		if durable {
 			// For takeReaders, which strands w if o wakes it from
 			// another domain, and for the message that says so.
@@ -99,8 +100,8 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 		}
 		switch p.park(sema, q, dt) {
 		case parkCancelled:
-			p.finish(dt) // dequeued by the callback: nothing handed over
-			return w.cancelled
+			p.finish(dt) // dequeued by the callback or failQueued: nothing handed over
+			return w.cancelErr()
 		case parkDone:
 			p.quit(q, dt)
 			return ctx.Err()
