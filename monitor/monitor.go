@@ -34,8 +34,8 @@ var ErrNilContext = misuse.ErrNilContext
 // all the same, and it stays usable: the stranded waiters (a writer, or
 // the readers queued behind a read-write lock's writer) come off its
 // queues. After an RUnlock the stranded waiter is a writer that holds the
-// write lock, for good (docs/synctest.md). It
-// is the same value as mutex.ErrStranded.
+// write lock, for good (docs/synctest.md). It is the same value as
+// mutex.ErrStranded.
 var ErrStranded = misuse.ErrStranded
 
 // A Monitor is a reentrant mutual exclusion lock with a hold count.
