@@ -173,10 +173,19 @@ func trimClosure(fn string) string {
 	}
 }
 
-// problemKey returns the key of the problem r describes.
+// problemKey returns the key of the problem r describes. A wait-timeout
+// report's key is its waiter's site alone: the other steps are the
+// holders (or a draining writer's readers, in slot order) as they are at
+// the scan, at whatever line each happens to be, so that a holder running
+// in a loop, or readers that took other slots, would make each wait of
+// one hang a problem of its own.
 func problemKey(r *Report) string {
-	sites := make([]string, len(r.Steps))
-	for i, s := range r.Steps {
+	steps := r.Steps
+	if r.Kind == WaitTimeout && len(steps) > 1 {
+		steps = steps[:1]
+	}
+	sites := make([]string, len(steps))
+	for i, s := range steps {
 		sites[i] = stepSite(s)
 	}
 	if r.Kind != WaitTimeout && len(sites) > 1 {

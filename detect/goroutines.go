@@ -322,16 +322,30 @@ func claim(g int64) *gstate {
 
 // stale reports whether h no longer describes a lock g holds: the lock
 // was collected, or released while Order mode was off (or by a path that
-// did not report it).
+// did not report it). A write record of a read-write lock that g now
+// holds only for reading (g downgraded it, RLock then Unlock, or unlocked
+// and read-locked it, while Order mode was off) is not stale: it becomes
+// the read record that ReleasedRW makes of a downgrade in Order mode. The caller owns h's gstate (busy,
+// or the sweeper's).
 func (h *held) stale(g int64) bool {
 	l := h.meta.Lock()
 	if l == nil {
 		return true
 	}
-	if h.read {
-		return !core.RWOf(l, h.meta.Class).HoldsReadNow(g)
+	if !h.meta.Class.RW {
+		return l.Owner() != g
 	}
-	return l.Owner() != g
+	rw := core.RWOf(l, h.meta.Class)
+	switch {
+	case h.read:
+		return !rw.HoldsReadNow(g)
+	case l.Owner() == g:
+		return false
+	case rw.HoldsReadNow(g):
+		h.read = true
+		return false
+	}
+	return true
 }
 
 // remove deletes record i; the vacated slot is cleared.

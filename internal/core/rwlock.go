@@ -491,19 +491,28 @@ func (l *RWLock) Unlock(g int64) bool {
 		return false
 	}
 	l.rmu.Lock()
-	h := l.takeReaders()
+	h, stranded := l.takeReaders()
 	for w := h; w != nil; w = w.next {
 		l.admit(w.g)
 		w.handoff = true
 	}
-	stranded := ""
 	if !l.w.FastRelease(g) {
-		_, stranded = l.w.releaseStranded(g)
+		_, msg := l.w.releaseStranded(g)
+		stranded = joinStranded(stranded, msg)
 	}
 	l.rmu.Unlock()
 	wakeList(h)
-	strand(stranded) // last: see wakeable
+	strand(stranded) // last: see wakeable and takeReaders
 	return true
+}
+
+// joinStranded joins the messages of two stranded waiters (either may be
+// ""), for one strand.
+func joinStranded(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; and " + b
 }
 
 // UnlockHeld is Unlock for the assembly fast path, after it saw no reader

@@ -132,9 +132,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.inside, "work", bench.DefaultInside, "work inside each contended critical section")
 	fs.DurationVar(&cfg.outside, "outside", bench.DefaultOutside, "work between a goroutine's critical sections")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "no progress on stderr")
-	fs.DurationVar(&cfg.soak, "soak", 0, "instead of measuring, run the stress mix of every primitive for `duration`, a sixth in each\n"+
-		"detect mode, one switching modes while locks are held, and two with locks shared across testing/synctest bubbles\n"+
-		"(Order mode, and switching; go1.25 or later), and print operations per primitive and anomalies (exit status 1 if any)")
+	fs.DurationVar(&cfg.soak, "soak", 0, "instead of measuring, run the stress mix of every primitive for `duration`, a seventh in each\n"+
+		"detect mode, one switching modes while locks are held, two with locks shared across testing/synctest bubbles\n"+
+		"(Order mode, and switching) and one with readers stranded in deadlocked bubbles (go1.25 or later), and print operations per primitive and anomalies (exit status 1 if any)")
 	fail := func(format string, a ...any) (config, error) {
 		err := fmt.Errorf(format, a...)
 		fmt.Fprintf(stderr, "%s\nlockbench: %v\n", shortUsage, err)
