@@ -20,9 +20,10 @@ var ErrNilContext = errors.New("nil context")
 // wakeable).
 var ErrStranded = errors.New("waiter stranded in an ended synctest bubble")
 
-// ErrReadLocker is the one sentinel behind condvar.ErrReadLocker: a
-// condition bound to the read side of a read-write lock.
-var ErrReadLocker = errors.New("condition on a read lock")
+// ErrReadLocker is the one sentinel behind condvar.ErrReadLocker: a wait
+// on a condition of a read-write lock's read side by the goroutine that
+// holds the write lock.
+var ErrReadLocker = errors.New("read-lock condition wait by the writer")
 
 // Error is a panic value for a broken lock contract: a message that names
 // what went wrong and the sentinels it matches with errors.Is.

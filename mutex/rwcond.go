@@ -1,0 +1,47 @@
+package mutex
+
+import (
+	"fmt"
+
+	"github.com/locksmith-go/locksmith/internal/core"
+	"github.com/locksmith-go/locksmith/internal/gid"
+)
+
+// readCondLocker lets condvar release and retake rw's read lock around a
+// wait on a Cond bound to rw.RLocker(), as sync.Cond's Wait does with
+// sync.RWMutex's RLocker: an RWMutex is not reentrant, so there is one
+// read hold to restore.
+type readCondLocker struct{ rw *RWMutex }
+
+// Owned reports whether the caller holds rw for reading. The writer holds
+// no read lock, so its wait is refused as any non-holder's is; its panic
+// also matches ErrReadLocker and says what to wait on instead.
+func (c readCondLocker) Owned() bool {
+	g := gid.Get()
+	if c.rw.l.Writer() == g {
+		panic(core.Misuse(fmt.Sprintf("condvar: wait on a Cond of rw.RLocker() by goroutine %d, which holds the *mutex.RWMutex for writing and no read lock (wait on condvar.New(rw) instead)", g), core.ErrNotOwner, core.ErrReadLocker))
+	}
+	return c.rw.l.HoldsRead(g) > 0
+}
+
+func (c readCondLocker) ReleaseAll() int { c.rw.RUnlock(); return 1 }
+
+// Restore retakes the read lock. If that panics (deadlock detection
+// refuses it, or a LockOrder reporter panics or exits the goroutine), the
+// lost hold is recorded for runlockFailed before the panic goes on.
+func (c readCondLocker) Restore(int) {
+	g := gid.Get()
+	done := false
+	defer func() {
+		if !done {
+			cause := recover()
+			c.rw.l.WriterLock().LoseHolds(core.ClassRWMutex, g, 1, cause)
+			if cause != nil {
+				panic(cause)
+			}
+		}
+	}()
+	c.rw.RLock()
+	done = true
+	c.rw.l.WriterLock().ForgetLost(g)
+}
