@@ -26,22 +26,26 @@ func (c readCondLocker) Owned() bool {
 
 func (c readCondLocker) ReleaseAll() int { c.rw.RUnlock(); return 1 }
 
-// Restore retakes the read lock. If that panics (deadlock detection
-// refuses it, or a LockOrder reporter panics or exits the goroutine), the
-// lost hold is recorded for runlockFailed before the panic goes on.
-func (c readCondLocker) Restore(int) {
+// Restore retakes the read lock (see retakeForCond).
+func (c readCondLocker) Restore(int) { c.rw.retakeForCond(c.rw.RLock) }
+
+// retakeForCond runs lock, which retakes rw's write or read lock at the
+// end of a Cond wait. If that panics (deadlock detection refuses it, or a
+// LockOrder reporter panics or exits the goroutine), the lost hold is
+// recorded for unlockFailed or runlockFailed before the panic goes on.
+func (rw *RWMutex) retakeForCond(lock func()) {
 	g := gid.Get()
 	done := false
 	defer func() {
 		if !done {
 			cause := recover()
-			c.rw.l.WriterLock().LoseHolds(core.ClassRWMutex, g, 1, cause)
+			rw.l.WriterLock().LoseHolds(core.ClassRWMutex, g, 1, cause)
 			if cause != nil {
 				panic(cause)
 			}
 		}
 	}()
-	c.rw.RLock()
+	lock()
 	done = true
-	c.rw.l.WriterLock().ForgetLost(g)
+	rw.l.WriterLock().ForgetLost(g)
 }

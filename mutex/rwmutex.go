@@ -515,22 +515,5 @@ type rwCondLocker struct{ rw *RWMutex }
 func (c rwCondLocker) Owned() bool     { return c.rw.Owned() }
 func (c rwCondLocker) ReleaseAll() int { c.rw.Unlock(); return 1 }
 
-// Restore retakes the write lock. If that panics (deadlock detection
-// refuses it, or a LockOrder reporter panics or exits the goroutine), the
-// lost hold is recorded for unlockFailed before the panic goes on.
-func (c rwCondLocker) Restore(int) {
-	g := gid.Get()
-	done := false
-	defer func() {
-		if !done {
-			cause := recover()
-			c.rw.l.WriterLock().LoseHolds(core.ClassRWMutex, g, 1, cause)
-			if cause != nil {
-				panic(cause)
-			}
-		}
-	}()
-	c.rw.Lock()
-	done = true
-	c.rw.l.WriterLock().ForgetLost(g)
-}
+// Restore retakes the write lock (see retakeForCond).
+func (c rwCondLocker) Restore(int) { c.rw.retakeForCond(c.rw.Lock) }
