@@ -188,6 +188,12 @@ type binding struct {
 	self *Cond
 	l    sync.Locker
 	cl   core.CondLocker // nil when l cannot tell its owner
+	// For the detector (see beginWait): the lock and class l is, when it
+	// is a locksmith lock, and l's type.
+	lk      *core.Lock
+	lkClass *core.Class
+	typ     string
+	tag     atomic.Pointer[core.CondTag] // made by the first registered wait
 }
 
 // New returns a Cond bound to l, as &Cond{L: l} is.
@@ -215,9 +221,9 @@ func New(l sync.Locker) *Cond {
 }
 
 func (c *Cond) newBinding(l sync.Locker) *binding {
-	b := &binding{self: c, l: l}
+	b := &binding{self: c, l: l, typ: fmt.Sprintf("%T", l)}
 	if a, ok := core.Adapt(l); ok {
-		b.cl = a.Cond
+		b.cl, b.lk, b.lkClass = a.Cond, a.Lock, a.Class
 	} else if o, ok := l.(interface{ Owned() bool }); ok {
 		b.cl = ownerLocker{l, o}
 	}
@@ -358,8 +364,12 @@ func (c *Cond) Wait() {
 				return
 			}
 			phase := ticketReleasing
+			reg := c.beginWait(b, gid.Get())
 			defer func() {
 				if phase != ticketDone {
+					if phase == ticketReleasing {
+						endWait(reg)
+					}
 					c.ticketFailed(phase, t, s, true)
 				}
 			}()
@@ -371,6 +381,7 @@ func (c *Cond) Wait() {
 			}
 			phase = ticketRetaking
 			rt.NotifyListWait(&c.nl, t)
+			endWait(reg)
 			c.raceAcquire()
 			if cl != nil {
 				cl.Restore(holds)
