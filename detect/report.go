@@ -20,6 +20,10 @@ const (
 	// WaitTimeout: a goroutine has been blocked on one lock for longer
 	// than the wait timeout.
 	WaitTimeout
+	// CondWait: a goroutine's Cond wait has gone unsignalled for the wait
+	// timeout while goroutines have waited as long for a lock it holds (a
+	// nested-monitor lockout) or for the Cond's lock (see condwatch.go).
+	CondWait
 )
 
 func (k Kind) String() string {
@@ -30,6 +34,8 @@ func (k Kind) String() string {
 		return "lock order"
 	case WaitTimeout:
 		return "wait timeout"
+	case CondWait:
+		return "cond wait"
 	}
 	return fmt.Sprintf("detect.Kind(%d)", int(k))
 }
@@ -117,7 +123,13 @@ type Step struct {
 	// WaitsFor (Holds is the same lock). It has claimed the write lock and
 	// waits for the readers to leave; first-time readers queue behind it,
 	// so the previous step waits for it though it holds nothing yet.
-	Queued  bool
+	Queued bool
+	// Cond, in the first step of a CondWait report, is the Cond the
+	// goroutine waits on; Holds is then a lock it holds that the later
+	// steps' goroutines wait for (directly, or behind a writer queued on
+	// it), or nil if they wait for the Cond's own lock, whose holder is
+	// the last step.
+	Cond    *CondInfo
 	Stack   []Frame
 	HoldsAt []Frame
 }
@@ -239,6 +251,8 @@ func (r *Report) String() string {
 				"  and a writer queued on a read-locked lock holds out new readers)\n")
 		}
 		r.seenLine(&b)
+	case CondWait:
+		r.condString(&b)
 	case WaitTimeout:
 		header(&b, "locksmith: goroutine blocked on a lock for "+r.Waited.Round(time.Millisecond).String())
 		w := r.Steps[0]
