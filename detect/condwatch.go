@@ -23,16 +23,16 @@ import (
 // Neither is certain when it forms: a Signal may come from any goroutine,
 // with or without the lock, so a Cond wait ends a lockout as long as some
 // goroutine that is not stuck can still signal it, and the detector
-// cannot tell who will. (Inside a testing/synctest bubble it is knowable,
-// and synctest itself reports it: a bubble's Cond and lock waits are
-// durably blocking.) So the detector reports through the wait timeout: a
-// Cond wait that has gone unsignalled for the wait timeout, while a
-// goroutine has waited as long for a lock held by the Cond waiter (or for
-// the Cond's lock), is reported once, as a CondWait report naming the
-// Cond waiter, the Cond and its lock, what the waiter holds, and the
+// cannot tell who will. (Inside a testing/synctest bubble, on a lock and a
+// Cond made in it, it is knowable, and synctest itself reports it: such
+// waits are durably blocking.) So the detector reports through the wait
+// timeout: a Cond wait that has gone unsignalled for the wait timeout,
+// while a goroutine has waited as long for a lock held by the Cond waiter
+// (or for the Cond's lock), is reported once, as a CondWait report naming
+// the Cond waiter, the Cond and its lock, what the waiter holds, and the
 // goroutines stuck behind it, with their stacks. A Cond wait while
-// holding a lock nobody wants, or one others want only briefly, is never
-// reported.
+// holding a lock nobody wants, or one others want for less than the wait
+// timeout, is never reported.
 //
 // Cond waits are registered (core.CondWaitBegin) only while a wait
 // timeout is configured, and carry no time stamp: the scan that first
