@@ -364,7 +364,7 @@ func (c *Cond) Wait() {
 				return
 			}
 			phase := ticketReleasing
-			reg := c.beginWait(b, gid.Get())
+			reg := c.beginWait(b)
 			defer func() {
 				if phase != ticketDone {
 					if phase == ticketReleasing {

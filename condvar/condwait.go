@@ -15,18 +15,23 @@ import (
 // them (core.CondWatch: while a wait timeout is configured), so that
 // without one a wait pays one atomic load for it.
 
-// beginWait registers the calling goroutine, g, as waiting on c, and
-// reports whether it did, for endWait.
-func (c *Cond) beginWait(b *binding, g int64) bool {
+// beginWait registers the calling goroutine as waiting on c, and reports
+// whether it did, for endWait. It is small enough to inline, so that a
+// wait with registration off pays one atomic load and a branch.
+func (c *Cond) beginWait(b *binding) bool {
 	if !core.CondWatch() {
 		return false
 	}
+	c.register(b)
+	return true
+}
+
+func (c *Cond) register(b *binding) {
 	t := b.tag.Load()
 	if t == nil {
 		t = c.newTag(b)
 	}
-	core.CondWaitBegin(g, t)
-	return true
+	core.CondWaitBegin(gid.Get(), t)
 }
 
 // newTag makes b's CondTag, on c's first registered wait: the lock's Meta

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/core"
-	"github.com/locksmith-go/locksmith/internal/gid"
 )
 
 // A wait's decision, in the low bits of waiter.st.
@@ -142,7 +141,7 @@ func (c *Cond) waitQueued(b *binding, dom core.Domain, durable bool, d time.Dura
 		// amd64) costs several times a load and compare.
 		w.parking.Store(how)
 	}
-	reg := c.beginWait(b, gid.Get())
+	reg := c.beginWait(b)
 	parked := false
 	defer func() {
 		if !parked { // queueAndRelease panicked

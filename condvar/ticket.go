@@ -4,7 +4,6 @@ import (
 	"sync/atomic"
 
 	"github.com/locksmith-go/locksmith/internal/core"
-	"github.com/locksmith-go/locksmith/internal/gid"
 	"github.com/locksmith-go/locksmith/internal/rt"
 )
 
@@ -91,7 +90,7 @@ func (c *Cond) notified() uint32 { return atomic.LoadUint32(&c.nl.Notify) }
 // waiter there was (sync.Cond's rule for what a wakeup covers).
 func (c *Cond) waitTicket(b *binding, t uint32, s uint64, pass bool) {
 	phase := ticketReleasing
-	reg := c.beginWait(b, gid.Get())
+	reg := c.beginWait(b)
 	defer func() {
 		if phase != ticketDone {
 			if phase == ticketReleasing {
