@@ -14,12 +14,12 @@ import (
 type readCondLocker struct{ rw *RWMutex }
 
 // Owned reports whether the caller holds rw for reading. The writer holds
-// no read lock, so its wait is refused as any non-holder's is; its panic
-// also matches ErrReadLocker and says what to wait on instead.
+// no read lock either, but its wait is refused with ErrReadLocker, whose
+// message says what to wait on instead: the likely mistake is the Cond.
 func (c readCondLocker) Owned() bool {
 	g := gid.Get()
 	if c.rw.l.Writer() == g {
-		panic(core.Misuse(fmt.Sprintf("condvar: wait on a Cond of rw.RLocker() by goroutine %d, which holds the *mutex.RWMutex for writing and no read lock (wait on condvar.New(rw) instead)", g), core.ErrNotOwner, core.ErrReadLocker))
+		panic(core.Misuse(fmt.Sprintf("condvar: wait on a Cond of rw.RLocker() by goroutine %d, which holds the *mutex.RWMutex for writing and no read lock (wait on condvar.New(rw) instead)", g), core.ErrReadLocker))
 	}
 	return c.rw.l.HoldsRead(g) > 0
 }
