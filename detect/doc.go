@@ -90,6 +90,16 @@
 //     default elsewhere, prints it to stderr and execution continues.
 //   - WaitTimeout: a warning, printed by the watchdog, naming the
 //     goroutine blocked too long, the holder and the holder's stack.
+//   - CondWait: a warning, printed by the watchdog, when a goroutine's
+//     condvar.Cond wait (or Monitor wait) has gone unsignalled for the
+//     wait timeout while another goroutine has waited as long for a lock
+//     the Cond waiter holds, directly or behind a writer queued on a
+//     read-locked lock (the nested-monitor lockout), or for the Cond's own
+//     lock. It names the Cond, its lock, what the Cond waiter holds and
+//     the goroutines stuck behind it, with their stacks. Such a lockout is
+//     never certain when it forms (a Signal may come from any goroutine,
+//     also one holding no lock), so it is reported only through the wait
+//     timeout; Cond waits are watched only while one is set.
 //   - StuckWaiter: a goroutine still blocked on a lock when its test
 //     ended (VerifyNone) or the run did (VerifyTestMain), with the
 //     holder and what the holder is doing.
@@ -124,7 +134,9 @@
 // # Inspecting a program
 //
 // Dump prints every goroutine blocked on a locksmith lock and its owner,
-// and in Order mode every lock each goroutine holds; WriteDOT writes the
+// every goroutine in a Cond wait (while a wait timeout is set) with its
+// Cond, the Cond's lock and the locks it holds, and in Order mode every
+// lock each goroutine holds; WriteDOT writes the
 // lock-order graph and the wait-for edges for Graphviz.
 //
 // Waiting for a locksmith lock shows in the block profile, not in the
@@ -145,7 +157,8 @@
 // Only locksmith locks are seen: a hang through channels, sync.Mutex,
 // sync.WaitGroup or a Cond whose Signal never comes is invisible to the
 // wait-for walk, though a wait-timeout report names a goroutine blocked on
-// a locksmith lock and its holder's stack. Order mode finds inversions only
+// a locksmith lock and its holder's stack, and a CondWait report a
+// condvar.Cond wait that such a goroutine is stuck behind. Order mode finds inversions only
 // between acquisitions that some run performed. A lock held by a goroutine
 // that exited stays held for good (Go runs no code at goroutine exit):
 // a wait for it fails as a Deadlock (above), and Dump and wait-timeout

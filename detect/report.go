@@ -26,6 +26,10 @@ const (
 	// that started it ended (VerifyNone), or when the run ended
 	// (VerifyTestMain).
 	StuckWaiter
+	// CondWait: a goroutine's Cond wait has gone unsignalled for the wait
+	// timeout while goroutines have waited as long for a lock it holds (a
+	// nested-monitor lockout) or for the Cond's lock (see condwatch.go).
+	CondWait
 )
 
 // String returns the kind in words: "deadlock", "lock order" or "wait
@@ -40,6 +44,8 @@ func (k Kind) String() string {
 		return "wait timeout"
 	case StuckWaiter:
 		return "stuck waiter"
+	case CondWait:
+		return "cond wait"
 	}
 	return fmt.Sprintf("detect.Kind(%d)", int(k))
 }
@@ -144,6 +150,12 @@ type Step struct {
 	// waits for the readers to leave; first-time readers queue behind it,
 	// so the previous step waits for it though it holds nothing yet.
 	Queued bool
+	// Cond, in the first step of a CondWait report, is the Cond the
+	// goroutine waits on; Holds is then a lock it holds that the later
+	// steps' goroutines wait for (directly, or behind a writer queued on
+	// it), or nil if they wait for the Cond's own lock, whose holder is
+	// the last step.
+	Cond *CondInfo
 	// Exited, in a Deadlock step: the goroutine has exited holding Holds
 	// (see Step).
 	Exited bool
@@ -291,6 +303,8 @@ func (r *Report) String() string {
 				"  and a writer queued on a read-locked lock holds out new readers)\n")
 		}
 		r.seenLine(&b)
+	case CondWait:
+		r.condString(&b)
 	case WaitTimeout:
 		header(&b, "locksmith: goroutine blocked on a lock for "+r.Waited.Round(time.Millisecond).String())
 		w := r.Steps[0]

@@ -55,6 +55,7 @@ var wd struct {
 func watchdogConfigured(d time.Duration) {
 	wd.timeout.Store(int64(d))
 	wd.gen.Add(1)
+	condWatchConfigured(d)
 	if d > 0 {
 		watchdogParked()
 	}
@@ -104,9 +105,10 @@ func scan(g uint64) {
 		return
 	}
 	now := core.Now()
+	condReports, behindCond := condScan(now, d) // before the lock waits it reports are taken below
 	var overdue []core.WaitInfo
 	core.Waiting(func(wi core.WaitInfo) {
-		if time.Duration(now-wi.Since) >= d && wi.MarkTimedOut() {
+		if time.Duration(now-wi.Since) >= d && !behindCond[wi.G] && wi.MarkTimedOut() {
 			overdue = append(overdue, wi)
 		}
 	})
@@ -118,7 +120,8 @@ func scan(g uint64) {
 	// Reports go out after the next scan is scheduled, so that a reporter
 	// that panics or exits its goroutine (t.FailNow) cannot stop the
 	// watchdog.
-	reports := make([]*Report, 0, len(overdue))
+	reports := make([]*Report, 0, len(overdue)+len(condReports))
+	reports = append(reports, condReports...)
 	for _, wi := range overdue {
 		r := waitReport(wi, time.Duration(now-wi.Since))
 		gs := []int64{wi.G}
