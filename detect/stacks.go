@@ -74,7 +74,8 @@ func goroutineStacks(want map[int64]bool) map[int64][]Frame {
 // buf, a runtime.Stack(all) text, holds (see rt.Goroutines).
 func parseStacks(buf []byte, want map[int64]bool) map[int64][]Frame {
 	out := map[int64][]Frame{}
-	for h, stack := range rt.Goroutines(buf) {
+	for gs := rt.Goroutines(buf); gs.Next(); {
+		h, stack := gs.Header, gs.Stack
 		if !want[h.ID] {
 			continue
 		}

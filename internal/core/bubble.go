@@ -224,7 +224,8 @@ func headerOf(dump []byte, g int64) string {
 // goroutine of a bubble detached for a moment.
 func fillFromDump(dump []byte, g int64) Domain {
 	found := DomUnknown
-	for h, stack := range rt.Goroutines(dump) {
+	for gs := rt.Goroutines(dump); gs.Next(); {
+		h, stack := gs.Header, gs.Stack
 		d := DomOutside
 		bubbled := h.Bubble != 0
 		if bubbled {

@@ -34,7 +34,8 @@ type goroutine struct {
 
 func parseAll(dump []byte) []goroutine {
 	var gs []goroutine
-	for h, s := range Goroutines(dump) {
+	for sc := Goroutines(dump); sc.Next(); {
+		h, s := sc.Header, sc.Stack
 		fs, c := s.Frames()
 		gs = append(gs, goroutine{h, fs, c})
 	}
@@ -122,7 +123,8 @@ func TestCapturedDumps(t *testing.T) {
 // table of transient states, one way or the other.
 func TestStatesClassified(t *testing.T) {
 	for name, dump := range dumps(t) {
-		for h := range Goroutines(dump) {
+		for sc := Goroutines(dump); sc.Next(); {
+			h := sc.Header
 			assert.True(t, knownState(h.State), "%s: state %q of goroutine %d is not classified", name, h.State, h.ID)
 		}
 	}
@@ -214,8 +216,8 @@ func TestFrames(t *testing.T) {
 		"goroutine 1 [running]:\nmain.main()\n\t/src/main.go:50 +0x3\n"
 	var got [][]Frame
 	var created []Created
-	for _, s := range Goroutines([]byte(dump)) {
-		fs, c := s.Frames()
+	for sc := Goroutines([]byte(dump)); sc.Next(); {
+		fs, c := sc.Stack.Frames()
 		got, created = append(got, fs), append(created, c)
 	}
 	require.Len(t, got, 3)
@@ -229,7 +231,8 @@ func TestFrames(t *testing.T) {
 	assert.Equal(t, []Frame{{"main.main", "/src/main.go", 50}}, got[2])
 	assert.Equal(t, Created{}, created[2])
 
-	for _, s := range Goroutines([]byte(dump)) {
+	for sc := Goroutines([]byte(dump)); sc.Next(); {
+		s := sc.Stack
 		assert.True(t, s.HasFrame("main.(*T).M"))
 		assert.False(t, s.HasFrame("main.main"), "a created by line is no frame")
 		break
