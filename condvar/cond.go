@@ -13,13 +13,14 @@ import (
 	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/gid"
 	"github.com/locksmith-go/locksmith/internal/rt"
+	"github.com/locksmith-go/locksmith/misuse"
 )
 
-// ErrNotOwner is matched (with errors.Is) by the panic value of Wait,
-// WaitTimeout, WaitContext, WaitWhile and WaitUntil called without holding
-// the Cond's owner-aware lock. It is the same value as mutex.ErrNotOwner and
-// monitor.ErrNotOwner.
-var ErrNotOwner = core.ErrNotOwner
+// ErrNotOwner is matched (with errors.Is) by the panic value of every wait
+// (Wait, WaitTimeout, WaitContext, WaitWhile, WaitUntil and the deadline
+// waits) called without holding the Cond's owner-aware lock. It is the
+// same value as mutex.ErrNotOwner and monitor.ErrNotOwner.
+var ErrNotOwner = misuse.ErrNotOwner
 
 // ErrNilLocker is matched by the panic value of New(nil), and of a wait or
 // Locker call that finds a Cond's L nil and the Cond not yet bound.
@@ -35,17 +36,17 @@ var ErrCopied = errors.New("Cond copied after first use")
 //lint:ignore ST1005 the message starts with the type name Cond, as ErrCopied's does
 var ErrLockerChanged = errors.New("Cond's L changed after first use")
 
-// ErrNilContext is matched by the panic value of WaitContext called with a
-// nil context. It is the same value as mutex.ErrNilContext and
-// monitor.ErrNilContext.
-var ErrNilContext = core.ErrNilContext
+// ErrNilContext is matched by the panic value of WaitContext,
+// WaitUntilContext and WaitWhileContext called with a nil context. It is
+// the same value as mutex.ErrNilContext and monitor.ErrNilContext.
+var ErrNilContext = misuse.ErrNilContext
 
 // ErrReadLocker is matched (with errors.Is) by the panic value of New, and
 // of the first wait of a Cond whose L is set by hand, when the lock is the
 // RLocker of a mutex.RWMutex or monitor.RWMonitor: a condition needs the
 // exclusive lock, so bind it to the RWMutex or RWMonitor itself (its write
 // lock).
-var ErrReadLocker = core.ErrReadLocker
+var ErrReadLocker = misuse.ErrReadLocker
 
 // Cond is a condition variable: a rendezvous point for goroutines waiting
 // for, or announcing, a change to state guarded by its lock L.

@@ -16,6 +16,7 @@ import (
 	"github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/testkit/detecttest"
 	"github.com/locksmith-go/locksmith/internal/testkit/testutil"
+	"github.com/locksmith-go/locksmith/misuse"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -144,6 +145,10 @@ func TestCondContractPanics(t *testing.T) {
 			err, ok := v.(error)
 			require.Truef(t, ok, "panic value %#v is not an error", v)
 			assert.ErrorIs(t, err, tc.sentinel)
+			var me *misuse.Error
+			if assert.ErrorAs(t, err, &me) {
+				assert.Equal(t, tc.sentinel, me.Err)
+			}
 			for _, s := range sentinels {
 				if s != tc.sentinel {
 					assert.NotErrorIs(t, err, s)

@@ -34,7 +34,7 @@
 // the next waiter, unless a Broadcast has woken every waiter there was
 // since; a waiter that nobody signalled passes nothing on.
 //
-// Every broken contract panics with an error matching a sentinel:
+// Every broken contract panics with a *misuse.Error matching a sentinel:
 // ErrNotOwner, ErrNilLocker, ErrCopied, ErrLockerChanged, ErrNilContext,
 // and ErrReadLocker for a Cond bound to the RLocker of a locksmith
 // read-write lock.

@@ -64,16 +64,13 @@ var Opts = struct {
 	// TimerPool is accepted and has no effect: no lock of this package
 	// keeps a timer of its own while it waits.
 	TimerPool TimerPoolMode
-	mu        *sync.Mutex // serializes writes to LogBuf
 	// LogBuf receives each report; nil writes none. A *bufio.Writer is
 	// flushed after each report.
 	LogBuf io.Writer
 }{
-	DeadlockTimeout:     30 * time.Second,
-	OnPotentialDeadlock: defaultOnPotentialDeadlock,
-	MaxMapSize:          1024 * 64,
-	mu:                  &sync.Mutex{},
-	LogBuf:              os.Stderr,
+	DeadlockTimeout: 30 * time.Second,
+	MaxMapSize:      1024 * 64,
+	LogBuf:          os.Stderr,
 }
 
 // header starts each report written to LogBuf, as go-deadlock's do, so
@@ -88,6 +85,14 @@ const header = "POTENTIAL DEADLOCK:"
 var errDefaultAction = errors.New("deadlock: the default Opts.OnPotentialDeadlock called outside a report")
 
 func defaultOnPotentialDeadlock() { panic(errDefaultAction) }
+
+// The default is set here rather than in Opts' initializer, which go doc
+// prints whole, so that the documentation names nothing a reader cannot
+// look up.
+func init() { Opts.OnPotentialDeadlock = defaultOnPotentialDeadlock }
+
+// logMu serializes writes to Opts.LogBuf.
+var logMu sync.Mutex
 
 // setting is the part of Opts that maps onto detect's configuration.
 type setting struct {
@@ -160,8 +165,15 @@ func waitTimeout() time.Duration {
 	return s.timeout
 }
 
-// report is the detector's reporter while Opts are applied.
+// report is the detector's reporter while Opts are applied. A wait for a
+// lock whose holder has exited is not reported: another goroutine may
+// still unlock this package's locks (sync's rule), so the waiter waits for
+// that hand-off instead (see lockedOrHandedOff), and a hand-off that does
+// not come within DeadlockTimeout is reported then.
 func report(r *detect.Report) {
+	if heldByExited(r) {
+		return
+	}
 	writeReport(func(w io.Writer) { fmt.Fprint(w, r.String()) })
 	notify(func() {
 		// What the detector's default reporter does once it has printed:
@@ -190,8 +202,8 @@ func reportSelfWait(what string, d time.Duration) {
 // writeReport writes a report to Opts.LogBuf, headed and, if asked,
 // followed by every goroutine's stack.
 func writeReport(body func(io.Writer)) {
-	Opts.mu.Lock()
-	defer Opts.mu.Unlock()
+	logMu.Lock()
+	defer logMu.Unlock()
 	w := Opts.LogBuf
 	if w == nil {
 		return

@@ -43,20 +43,20 @@ var NewCond = sync.NewCond
 
 // MutexImpl is the method set of Mutex.
 type MutexImpl interface {
-	Lock()
-	Unlock()
-	TryLock() bool
+	Lock()         // locks, as sync.Mutex's Lock
+	Unlock()       // unlocks, as sync.Mutex's Unlock
+	TryLock() bool // tries to lock, as sync.Mutex's TryLock
 }
 
 // RWMutexImpl is the method set of RWMutex.
 type RWMutexImpl interface {
-	Lock()
-	Unlock()
-	RLock()
-	RUnlock()
-	TryLock() bool
-	TryRLock() bool
-	RLocker() sync.Locker
+	Lock()                // locks for writing, as sync.RWMutex's Lock
+	Unlock()              // unlocks for writing, as sync.RWMutex's Unlock
+	RLock()               // locks for reading, as sync.RWMutex's RLock
+	RUnlock()             // undoes one RLock, as sync.RWMutex's RUnlock
+	TryLock() bool        // tries to lock for writing, as sync.RWMutex's TryLock
+	TryRLock() bool       // tries to lock for reading, as sync.RWMutex's TryRLock
+	RLocker() sync.Locker // returns the read side as a sync.Locker, as sync.RWMutex's RLocker
 }
 
 // StandardMutex is a sync.Mutex, without detection.
@@ -64,8 +64,14 @@ type StandardMutex struct {
 	mu sync.Mutex
 }
 
-func (m *StandardMutex) Lock()         { m.mu.Lock() }
-func (m *StandardMutex) Unlock()       { m.mu.Unlock() }
+// Lock locks m: sync.Mutex.Lock.
+func (m *StandardMutex) Lock() { m.mu.Lock() }
+
+// Unlock unlocks m: sync.Mutex.Unlock.
+func (m *StandardMutex) Unlock() { m.mu.Unlock() }
+
+// TryLock tries to lock m and reports whether it succeeded:
+// sync.Mutex.TryLock.
 func (m *StandardMutex) TryLock() bool { return m.mu.TryLock() }
 
 // StandardRWMutex is a sync.RWMutex, without detection.
@@ -73,12 +79,28 @@ type StandardRWMutex struct {
 	mu sync.RWMutex
 }
 
-func (m *StandardRWMutex) Lock()                { m.mu.Lock() }
-func (m *StandardRWMutex) Unlock()              { m.mu.Unlock() }
-func (m *StandardRWMutex) RLock()               { m.mu.RLock() }
-func (m *StandardRWMutex) RUnlock()             { m.mu.RUnlock() }
-func (m *StandardRWMutex) TryLock() bool        { return m.mu.TryLock() }
-func (m *StandardRWMutex) TryRLock() bool       { return m.mu.TryRLock() }
+// Lock locks m for writing: sync.RWMutex.Lock.
+func (m *StandardRWMutex) Lock() { m.mu.Lock() }
+
+// Unlock unlocks m for writing: sync.RWMutex.Unlock.
+func (m *StandardRWMutex) Unlock() { m.mu.Unlock() }
+
+// RLock locks m for reading: sync.RWMutex.RLock.
+func (m *StandardRWMutex) RLock() { m.mu.RLock() }
+
+// RUnlock undoes a single RLock call: sync.RWMutex.RUnlock.
+func (m *StandardRWMutex) RUnlock() { m.mu.RUnlock() }
+
+// TryLock tries to lock m for writing and reports whether it succeeded:
+// sync.RWMutex.TryLock.
+func (m *StandardRWMutex) TryLock() bool { return m.mu.TryLock() }
+
+// TryRLock tries to lock m for reading and reports whether it succeeded:
+// sync.RWMutex.TryRLock.
+func (m *StandardRWMutex) TryRLock() bool { return m.mu.TryRLock() }
+
+// RLocker returns a sync.Locker whose Lock and Unlock call m.RLock and
+// m.RUnlock: sync.RWMutex.RLocker.
 func (m *StandardRWMutex) RLocker() sync.Locker { return m.mu.RLocker() }
 
 var (

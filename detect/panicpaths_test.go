@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksmith-go/locksmith/misuse"
+
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/testkit/detecttest"
@@ -162,6 +164,10 @@ func TestOrderReporterFailureInCondWait(t *testing.T) {
 				require.True(t, ok, "deferred Unlock %d panicked with %#v", i, u)
 				assert.ErrorIs(t, err, monitor.ErrNotOwner)
 				assert.ErrorIs(t, err, errReporter)
+				var me *misuse.Error
+				if assert.ErrorAs(t, err, &me) {
+					assert.Equal(t, errReporter, me.Cause, "deferred Unlock %d: Cause is the reporter's panic value", i)
+				}
 			}
 			if ex.name == "panic" {
 				assert.Equal(t, errReporter, v, "the Wait's own panic")

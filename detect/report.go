@@ -12,7 +12,9 @@ type Kind int
 
 const (
 	// Deadlock: a cycle of goroutines, each waiting for a lock that the
-	// next one holds, that the reporting goroutine was about to close.
+	// next one holds, that the reporting goroutine was about to close; or
+	// a wait for a lock whose holder has exited holding it (the last
+	// step is Exited).
 	Deadlock Kind = iota + 1
 	// LockOrder: an acquisition closed a cycle in the lock-order graph, a
 	// deadlock that this run did not hit but another interleaving can.
@@ -20,8 +22,14 @@ const (
 	// WaitTimeout: a goroutine has been blocked on one lock for longer
 	// than the wait timeout.
 	WaitTimeout
+	// StuckWaiter: a goroutine was still blocked on a lock when the test
+	// that started it ended (VerifyNone), or when the run ended
+	// (VerifyTestMain).
+	StuckWaiter
 )
 
+// String returns the kind in words: "deadlock", "lock order" or "wait
+// timeout".
 func (k Kind) String() string {
 	switch k {
 	case Deadlock:
@@ -30,6 +38,8 @@ func (k Kind) String() string {
 		return "lock order"
 	case WaitTimeout:
 		return "wait timeout"
+	case StuckWaiter:
+		return "stuck waiter"
 	}
 	return fmt.Sprintf("detect.Kind(%d)", int(k))
 }
@@ -42,11 +52,11 @@ type LockInfo struct {
 	Addr        uintptr // the lock's address
 	FirstLocked string  // "file:line" of the lock's first acquisition seen in Order mode, or ""
 	FirstWaited string  // "file:line" of the first Lock that had to wait for it (Cycles and Order modes), or ""
-	// ReadWrite is true for an RWMutex or RWMonitor, and Readers is then
-	// the number of goroutines that held it for reading when the report
-	// was made.
+	// ReadWrite is true for an RWMutex or RWMonitor.
 	ReadWrite bool
-	Readers   int
+	// Readers is, for an RWMutex or RWMonitor, the number of goroutines
+	// that held it for reading when the report was made; 0 otherwise.
+	Readers int
 }
 
 // String returns the name and identity of the lock, for example
@@ -69,11 +79,13 @@ func (l LockInfo) String() string {
 
 // Frame is one frame of a goroutine's stack.
 type Frame struct {
-	Function string
-	File     string
-	Line     int
+	Function string // the function's name, qualified by its package path, as runtime.Frame gives it
+	File     string // the source file's path
+	Line     int    // the line in File
 }
 
+// String formats f as runtime.Stack prints a frame: the function, then,
+// on the next line, indented, file:line.
 func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f.File, f.Line) }
 
 // Step is one link of a reported cycle.
@@ -82,6 +94,9 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 // which the next step's goroutine holds, or, if that step is Queued, waits
 // for as a writer queued ahead of new readers (the last step's WaitsFor
 // is the first step's goroutine's); Stack is where the goroutine is now.
+// A Deadlock whose last step is Exited is no cycle: that step's goroutine
+// has exited holding Holds, for good, and waits for nothing (WaitsFor is
+// nil, Stack empty); the step before it waits for that lock.
 //
 // For a LockOrder report, the step is one edge of the lock-order graph:
 // Goroutine acquired WaitsFor while holding Holds, at Stack, the first time
@@ -89,6 +104,10 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 // give. The last step is the acquisition that closed the cycle (or, for a
 // cycle of read locks reported when one of them was first write-locked,
 // the acquisition that formed it).
+//
+// For a StuckWaiter, the steps are as for a WaitTimeout, each with its
+// State; a holder step whose goroutine itself waits for a lock has that
+// lock as its WaitsFor.
 //
 // For a WaitTimeout, the first step is the waiting goroutine (WaitsFor is
 // the lock) and the next is the holder (Holds is the same lock), each
@@ -101,25 +120,43 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 // locks; it is nil where that is not known, and always in Cycles mode,
 // which records nothing on the uncontended path.
 type Step struct {
+	// Goroutine is the ID of the step's goroutine, as runtime.Stack
+	// prints it.
 	Goroutine int64
-	Holds     *LockInfo // nil where unknown or not applicable
-	WaitsFor  *LockInfo
-	// For a read-write lock: HoldsForReading says that the goroutine
-	// holds Holds for reading (else for writing), WaitsForReading that it
-	// waits to lock WaitsFor (for a LockOrder step: acquired it) for
-	// reading (else for writing). A writer
-	// waits for the writer and for every reader; a first-time reader
-	// waits for the writer that holds the lock or waits for its readers
-	// (writer preference). Both are false for a Mutex or Monitor.
+	// Holds is the lock the goroutine holds, nil where unknown or not
+	// applicable.
+	Holds *LockInfo
+	// WaitsFor is the lock the goroutine waits for (for a LockOrder
+	// step: the lock it acquired), nil where not applicable.
+	WaitsFor *LockInfo
+	// HoldsForReading, for a read-write lock, says that the goroutine
+	// holds Holds for reading (else for writing). A writer waits for the
+	// writer and for every reader; a first-time reader waits for the
+	// writer that holds the lock or waits for its readers (writer
+	// preference). It is false for a Mutex or Monitor.
 	HoldsForReading bool
+	// WaitsForReading, for a read-write lock, says that the goroutine
+	// waits to lock WaitsFor (for a LockOrder step: acquired it) for
+	// reading (else for writing). It is false for a Mutex or Monitor.
 	WaitsForReading bool
 	// Queued, in a Deadlock step: the goroutine is a writer queued on
 	// WaitsFor (Holds is the same lock). It has claimed the write lock and
 	// waits for the readers to leave; first-time readers queue behind it,
 	// so the previous step waits for it though it holds nothing yet.
-	Queued  bool
-	Stack   []Frame
+	Queued bool
+	// Exited, in a Deadlock step: the goroutine has exited holding Holds
+	// (see Step).
+	Exited bool
+	// Stack is the goroutine's stack without locksmith's own frames,
+	// innermost first: where it is now (Deadlock, WaitTimeout), or where
+	// it made the acquisition (LockOrder).
+	Stack []Frame
+	// HoldsAt is where the goroutine acquired Holds (see above).
 	HoldsAt []Frame
+	// State, in a StuckWaiter report, is the goroutine's state as
+	// runtime.Stack prints it ("chan send", "sync.WaitGroup.Wait",
+	// "running"), or "" if it has exited.
+	State string
 }
 
 // Report is what the detector found, as a value.
@@ -129,13 +166,24 @@ type Step struct {
 // step's stack, taken around the cycle) are one problem, whatever the lock
 // instances and goroutines involved. Seen counts the occurrences.
 type Report struct {
-	Kind   Kind
-	Mode   Mode // the detector's mode when the report was made
-	Steps  []Step
+	Kind   Kind          // what the report is about
+	Mode   Mode          // the detector's mode when the report was made
+	Steps  []Step        // the cycle, or the waiter and its holders (see Step)
 	Waited time.Duration // WaitTimeout only: how long the goroutine had waited
+	// BackedOff, for a Deadlock: the refused call was one that returns
+	// without the lock instead of panicking (LockContext, LockTimeout and
+	// their read forms), so that its caller backs off. The default
+	// reporters print such a refusal as one line (see Report.Line).
+	BackedOff bool
 
 	tally *tally // shared by every occurrence of the problem; nil for a Report made by hand
 	late  *lateWrite
+	// For the recorder (recorder.go): the test function whose goroutine
+	// made it, if known, and the scope of the test that claims it, once
+	// claimDone.
+	test      string
+	claimed   *scope
+	claimDone bool
 }
 
 // lateWrite says, for a LockOrder report, that the cycle formed earlier
@@ -172,6 +220,10 @@ func (r *Report) String() string {
 		header(&b, "Found one locksmith deadlock:")
 		for i, s := range r.Steps {
 			next := r.Steps[(i+1)%len(r.Steps)]
+			if s.Exited {
+				exitedStep(&b, r, s)
+				continue
+			}
 			fmt.Fprintf(&b, "goroutine %d:\n", s.Goroutine)
 			if s.Holds != nil && !s.Queued {
 				fmt.Fprintf(&b, "  holds %s%s\n", s.Holds, access(s.Holds, s.HoldsForReading))
@@ -185,7 +237,7 @@ func (r *Report) String() string {
 			if next.Queued {
 				fmt.Fprintf(&b, "  behind goroutine %d, a writer queued on it%s\n", next.Goroutine, readers(s.WaitsFor))
 			} else {
-				fmt.Fprintf(&b, "  which is held%s by goroutine %d%s\n", access(s.WaitsFor, next.HoldsForReading), next.Goroutine, readers(s.WaitsFor))
+				fmt.Fprintf(&b, "  which is held%s by goroutine %d%s%s\n", access(s.WaitsFor, next.HoldsForReading), next.Goroutine, exitedMark(next), readers(s.WaitsFor))
 			}
 		}
 		r.sitesNote(&b)
@@ -265,7 +317,34 @@ func (r *Report) String() string {
 			stack(&b, s)
 		}
 		r.seenLine(&b)
+	case StuckWaiter:
+		r.stuckString(&b)
 	}
+	return b.String()
+}
+
+// Line formats r in one line: for a Deadlock, the goroutines of the
+// cycle, the lock each waits for and where it waits, as the default
+// reporters print a refusal that its caller backs off from; for the
+// other kinds, the first line of String.
+func (r *Report) Line() string {
+	if r.Kind != Deadlock {
+		line, _, _ := strings.Cut(r.String(), "\n")
+		return line
+	}
+	var b strings.Builder
+	b.WriteString("locksmith: refused a wait that would close a deadlock cycle; the caller backs off: ")
+	for i, s := range r.Steps {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "goroutine %d waits for %s%s", s.Goroutine, short(s.WaitsFor), access(s.WaitsFor, s.WaitsForReading))
+		if len(s.Stack) > 0 {
+			f := s.Stack[0]
+			fmt.Fprintf(&b, " at %s:%d", f.File, f.Line)
+		}
+	}
+	b.WriteString(" (reported once; Report.Seen counts the occurrences)")
 	return b.String()
 }
 
@@ -400,14 +479,21 @@ var ErrDeadlock = errors.New("deadlock")
 // LockContext, that would have closed a deadlock cycle. The lock was not
 // taken. Report describes the cycle.
 type DeadlockError struct {
-	Report *Report
+	Report *Report // the Deadlock report, as the reporter received it
 }
 
+// Error describes the cycle on one line: "detect: deadlock: goroutine 7
+// waits for ... held by goroutine 9; goroutine 9 waits for ...". The
+// whole report, with stacks, is Report.String().
 func (e *DeadlockError) Error() string {
 	var b strings.Builder
 	b.WriteString("detect: deadlock: ")
 	steps := e.Report.Steps
 	for i, s := range steps {
+		if s.Exited {
+			b.WriteString(" (for good: only the holder may unlock it)")
+			continue
+		}
 		if i > 0 {
 			b.WriteString("; ")
 		}
@@ -417,8 +503,8 @@ func (e *DeadlockError) Error() string {
 				access(s.WaitsFor, s.WaitsForReading), next.Goroutine)
 			continue
 		}
-		fmt.Fprintf(&b, "goroutine %d waits for %s%s held%s by goroutine %d", s.Goroutine, short(s.WaitsFor),
-			access(s.WaitsFor, s.WaitsForReading), access(s.WaitsFor, next.HoldsForReading), next.Goroutine)
+		fmt.Fprintf(&b, "goroutine %d waits for %s%s held%s by goroutine %d%s", s.Goroutine, short(s.WaitsFor),
+			access(s.WaitsFor, s.WaitsForReading), access(s.WaitsFor, next.HoldsForReading), next.Goroutine, exitedMark(next))
 	}
 	return b.String()
 }
@@ -437,9 +523,11 @@ var ErrLockOrder = errors.New("lock order inversion")
 // without the lock (see WithReporter). Report describes the cycle; Error
 // includes the whole report, so that the panic prints it.
 type LockOrderError struct {
-	Report *Report
+	Report *Report // the LockOrder report, as the reporter received it
 }
 
+// Error returns a line naming the acquisition that closed the cycle,
+// followed by the whole report (Report.String()).
 func (e *LockOrderError) Error() string {
 	r := e.Report
 	var b strings.Builder
@@ -451,6 +539,9 @@ func (e *LockOrderError) Error() string {
 		last := r.Steps[n-1]
 		fmt.Fprintf(&b, ": goroutine %d locked %s while holding %s, the reverse of an order seen before",
 			last.Goroutine, short(last.WaitsFor), short(last.Holds))
+	}
+	if r.test != "" {
+		fmt.Fprintf(&b, " (in %s)", testName(r.test))
 	}
 	b.WriteString("\n\n")
 	b.WriteString(r.String())

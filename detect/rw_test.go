@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksmith-go/locksmith/misuse"
+
 	"github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/testkit/detecttest"
 	"github.com/locksmith-go/locksmith/internal/testkit/testutil"
@@ -396,6 +398,12 @@ func TestDeadlockRWMonitorCondReacquire(t *testing.T) {
 		assert.ErrorIs(t, err, detect.ErrDeadlock, "unlock %d carries the deadlock", i)
 		assert.ErrorIs(t, err, monitor.ErrNotOwner, "unlock %d", i)
 		assert.Contains(t, err.Error(), "could not retake")
+		var me *misuse.Error
+		if assert.ErrorAs(t, err, &me, "unlock %d", i) {
+			assert.Equal(t, w.G, me.Goroutine, "unlock %d: the goroutine that lost the holds", i)
+			assert.Equal(t, monitor.ErrNotOwner, me.Err)
+			assert.ErrorIs(t, me.Cause, detect.ErrDeadlock, "unlock %d: Cause is the refused retake", i)
+		}
 	}
 	err, ok := r.extra.(error)
 	require.True(t, ok)

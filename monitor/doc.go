@@ -14,4 +14,8 @@
 // reader re-entering passes a waiting writer, and a reader asking for the
 // write lock panics with ErrUpgrade instead of hanging. Its conditions
 // belong to the write lock.
+//
+// Every broken contract panics with a *misuse.Error, which errors.Is
+// matches to its sentinel (ErrNotOwner, ErrUpgrade, ErrNilContext,
+// ErrStranded) and errors.As reads.
 package monitor

@@ -11,18 +11,20 @@ import (
 	_ "github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/gid"
+	"github.com/locksmith-go/locksmith/misuse"
 )
 
 // ErrNotOwner is matched (with errors.Is) by the panic value of Unlock and
 // of the condition methods called by a goroutine that does not hold the
 // Monitor. It is the same value as mutex.ErrNotOwner and
 // condvar.ErrNotOwner, so a misused Wait matches both names.
-var ErrNotOwner = core.ErrNotOwner
+var ErrNotOwner = misuse.ErrNotOwner
 
 // ErrNilContext is matched (with errors.Is) by the panic value of
-// LockContext and WaitContext called with a nil context. It is the same
-// value as mutex.ErrNilContext and condvar.ErrNilContext.
-var ErrNilContext = core.ErrNilContext
+// LockContext, WaitContext, WaitUntilContext and WaitWhileContext called
+// with a nil context. It is the same value as mutex.ErrNilContext and
+// condvar.ErrNilContext.
+var ErrNilContext = misuse.ErrNilContext
 
 // ErrStranded is matched (with errors.Is) by the panic value of an Unlock
 // or RUnlock that could not wake a waiter left blocked in a
@@ -32,7 +34,7 @@ var ErrNilContext = core.ErrNilContext
 // all the same, and it stays usable; after an RUnlock the stranded waiter
 // is a writer that holds the write lock, for good (docs/synctest.md). It
 // is the same value as mutex.ErrStranded.
-var ErrStranded = core.ErrStranded
+var ErrStranded = misuse.ErrStranded
 
 // A Monitor is a reentrant mutual exclusion lock with a hold count.
 // The zero value for a Monitor is an unlocked monitor.

@@ -18,6 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locksmith-go/locksmith/misuse"
+
 	"github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/testkit/locktest"
 	"github.com/locksmith-go/locksmith/internal/testkit/testutil"
@@ -306,6 +308,11 @@ func holderOutsideChild(t *testing.T, kind, mode string) {
 	err, _ := stranded.(error)
 	require.ErrorIs(t, err, mutex.ErrStranded, "Unlock's panic")
 	assert.ErrorIs(t, err, monitor.ErrStranded)
+	var me *misuse.Error
+	if assert.ErrorAs(t, err, &me, "Unlock's panic") {
+		assert.Equal(t, mutex.ErrStranded, me.Err)
+		assert.NotZero(t, me.Goroutine)
+	}
 	assert.Contains(t, err.Error(), "the lock goes on without it", "Unlock's panic")
 	if rw != nil {
 		rw.RLock() // readers come in past the reader left queued
@@ -366,6 +373,7 @@ func readerOutsideChild(t *testing.T, rw interface {
 	}()
 	err, _ := stranded.(error)
 	require.ErrorIs(t, err, mutex.ErrStranded, "RUnlock's panic")
+	assert.ErrorAs(t, err, new(*misuse.Error), "RUnlock's panic")
 	assert.Contains(t, err.Error(), "holding the write lock", "RUnlock's panic")
 	assert.False(t, rw.TryRLock(), "the stranded writer holds the lock")
 	assert.False(t, rw.TryLock(), "the stranded writer holds the lock")

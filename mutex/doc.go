@@ -15,5 +15,9 @@
 // sync.RWMutex only when a writer arrives between the two RLocks is caught
 // on every run.
 //
+// Every broken contract panics with a *misuse.Error, which errors.Is
+// matches to its sentinel (ErrRecursiveLock, ErrNotOwner, ErrNilContext,
+// ErrStranded) and errors.As reads.
+//
 // For a lock that its owner may take again, see package monitor.
 package mutex

@@ -13,6 +13,7 @@ import (
 	_ "github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/gid"
+	"github.com/locksmith-go/locksmith/misuse"
 )
 
 // ErrRecursiveLock is matched (with errors.Is) by the panic value of Lock
@@ -23,12 +24,12 @@ var ErrRecursiveLock = errors.New("deadlock; recursive locking")
 // called by a goroutine that does not hold the Mutex, or on an unlocked
 // Mutex. It is the same value as monitor.ErrNotOwner and
 // condvar.ErrNotOwner.
-var ErrNotOwner = core.ErrNotOwner
+var ErrNotOwner = misuse.ErrNotOwner
 
 // ErrNilContext is matched (with errors.Is) by the panic value of
 // LockContext called with a nil context. It is the same value as
 // monitor.ErrNilContext and condvar.ErrNilContext.
-var ErrNilContext = core.ErrNilContext
+var ErrNilContext = misuse.ErrNilContext
 
 // ErrStranded is matched (with errors.Is) by the panic value of an Unlock
 // or RUnlock that could not wake a waiter left blocked in a
@@ -38,7 +39,7 @@ var ErrNilContext = core.ErrNilContext
 // all the same, and it stays usable; after an RUnlock the stranded waiter
 // is a writer that holds the write lock, for good (docs/synctest.md). It
 // is the same value as monitor.ErrStranded.
-var ErrStranded = core.ErrStranded
+var ErrStranded = misuse.ErrStranded
 
 // A Mutex is a mutual exclusion lock that records its owner.
 // The zero value for a Mutex is an unlocked mutex.

@@ -148,22 +148,18 @@ func (mb *Mailbox) Receive() (message string, ok bool) {
 }
 
 // TryReceive is `public bool TryReceive(TimeSpan timeout, out string
-// message)`. Monitor.TryEnter(gate, timeout) becomes LockTimeout, and
-// Monitor.Wait(gate, left) becomes WaitTimeout; both share one deadline.
+// message)`. Monitor.TryEnter(gate, timeout) becomes LockTimeout, and the
+// loop around Monitor.Wait(gate, left) becomes WaitUntilTimeout; both
+// share one deadline.
 func (mb *Mailbox) TryReceive(timeout time.Duration) (message string, ok bool) {
 	deadline := time.Now().Add(timeout)
 	if !mb.gate.LockTimeout(timeout) { // if (!Monitor.TryEnter(gate, timeout)) return false;
 		return "", false
 	}
 	defer mb.gate.Unlock() // finally { Monitor.Exit(gate); }
-	for len(mb.messages) == 0 {
-		left := time.Until(deadline)
-		if mb.closed || left <= 0 {
-			return "", false
-		}
-		mb.gate.WaitTimeout(left) // Monitor.Wait(gate, left)
-	}
-	return mb.take()
+	// while (messages.Count == 0) { if (closed || left <= 0) return false; Monitor.Wait(gate, left); }
+	mb.gate.WaitUntilTimeout(time.Until(deadline), func() bool { return len(mb.messages) > 0 || mb.closed })
+	return mb.take() // false if no message came: closed, or out of time
 }
 
 // take dequeues the first message; the caller holds gate.

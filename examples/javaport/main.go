@@ -117,19 +117,13 @@ func (w *Warehouse) Take(ctx context.Context, item string, n int) error {
 }
 
 // TakeWithin is the timed overload, `take(String item, int n, long
-// millis)`. wait(long) becomes WaitTimeout, which also reports whether it
-// was notified (Java's wait(long) does not say; Condition.await(long,
-// TimeUnit) does).
+// millis)`. The deadline loop around wait(left) is WaitUntilTimeout: one
+// deadline for every wakeup, and the condition's last value as the result.
 func (w *Warehouse) TakeWithin(item string, n int, d time.Duration) bool {
 	w.m.Lock()
 	defer w.m.Unlock()
-	deadline := time.Now().Add(d)
-	for w.Count(item) < n {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return false
-		}
-		w.m.WaitTimeout(left)
+	if !w.m.WaitUntilTimeout(d, func() bool { return w.Count(item) >= n }) {
+		return false // if (left <= 0) return false;
 	}
 	w.stock[item] = w.Count(item) - n
 	return true

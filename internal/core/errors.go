@@ -1,40 +1,28 @@
 package core
 
 import (
-	"errors"
+	"github.com/locksmith-go/locksmith/internal/gid"
+	"github.com/locksmith-go/locksmith/misuse"
 )
 
-// ErrNotOwner is the one sentinel behind mutex.ErrNotOwner,
-// monitor.ErrNotOwner and condvar.ErrNotOwner: they are the same value, so
-// errors.Is matches a misuse whichever package's name the caller uses.
-var ErrNotOwner = errors.New("lock not held by the calling goroutine")
+// The sentinels the public packages share, under the names the engine
+// uses; they are misuse's values, so errors.Is matches a misuse whichever
+// package's name the caller uses.
+var (
+	ErrNotOwner   = misuse.ErrNotOwner
+	ErrNilContext = misuse.ErrNilContext
+	ErrStranded   = misuse.ErrStranded
+	ErrReadLocker = misuse.ErrReadLocker
+)
 
-// ErrNilContext is the one sentinel behind mutex.ErrNilContext,
-// monitor.ErrNilContext and condvar.ErrNilContext: LockContext and
-// WaitContext called with a nil context.Context.
-var ErrNilContext = errors.New("nil context")
+// Error is the panic value for a broken lock contract: misuse.Error, the
+// type a user names to read one with errors.As.
+type Error = misuse.Error
 
-// ErrStranded is the one sentinel behind mutex.ErrStranded and
-// monitor.ErrStranded: a release that could not wake a waiter left
-// durably blocked in a testing/synctest bubble that has ended (see
-// wakeable).
-var ErrStranded = errors.New("waiter stranded in an ended synctest bubble")
-
-// ErrReadLocker is the one sentinel behind condvar.ErrReadLocker: a
-// condition bound to the read side of a read-write lock.
-var ErrReadLocker = errors.New("condition on a read lock")
-
-// Error is a panic value for a broken lock contract: a message that names
-// what went wrong and the sentinels it matches with errors.Is.
-type Error struct {
-	Msg       string
-	Sentinels []error
-}
-
-func (e *Error) Error() string   { return e.Msg }
-func (e *Error) Unwrap() []error { return e.Sentinels }
-
-// Misuse returns an *Error with the given message and sentinels.
-func Misuse(msg string, sentinels ...error) *Error {
-	return &Error{Msg: msg, Sentinels: sentinels}
+// Misuse returns an *Error with the given message, matching sentinel, made
+// by the calling goroutine. Every misuse panic of the library comes from
+// here (or LostError), so that each one is an *Error with its Goroutine
+// set.
+func Misuse(msg string, sentinel error) *Error {
+	return &Error{Msg: msg, Err: sentinel, Goroutine: gid.Get()}
 }

@@ -335,7 +335,7 @@ func (l *Lock) wakeable() (w *waiter, stranded string) {
 // that the lock stays usable by everyone else.
 func strand(msg string) {
 	if msg != "" {
-		panic(&Error{Msg: msg, Sentinels: []error{ErrStranded}})
+		panic(Misuse(msg, ErrStranded))
 	}
 }
 

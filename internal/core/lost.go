@@ -143,9 +143,9 @@ func (lh *lostHolds) take(g int64, all bool) (lostHold, bool) {
 // errors.Is finds detect.ErrDeadlock and errors.As the
 // *detect.DeadlockError).
 func LostError(msg string, cause any) error {
-	msg = fmt.Sprintf("%s: %v", msg, cause)
+	e := Misuse(fmt.Sprintf("%s: %v", msg, cause), ErrNotOwner)
 	if err, ok := cause.(error); ok {
-		return Misuse(msg, ErrNotOwner, err)
+		e.Cause = err
 	}
-	return Misuse(msg, ErrNotOwner)
+	return e
 }

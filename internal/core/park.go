@@ -45,6 +45,9 @@ type waiter struct {
 	start        int64       // when the goroutine started to wait (nanotime)
 	epoch        uint64      // set by register, read by walkers under the shard lock
 	timed        atomic.Bool // a wait-timeout report was made for this wait
+	// exited is the holder that the exited-holder check found exited
+	// (exited.go), or 0; stored before the token that tells the waiter.
+	exited atomic.Int64
 	// For a wait on an RWLock (rwlock.go): the lock, and what is awaited
 	// (waitLock: lock's owner; waitRead: the writer, for a read hold;
 	// waitDrain: the readers, by the writer that holds lock). Set before

@@ -64,8 +64,9 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 		// A queued reader is woken by the writer it saw (o, when it
 		// unlocks) or by an earlier writer finishing its Unlock (see
 		// takeReaders); those skip a durable reader of another domain,
-		// which o then wakes. So it may park durably if o is of its bubble.
-		l.renqueue(w, w.dom.Bubble() && holderIn(o, w.dom))
+		// which o then wakes. So it may park durably if o is of its bubble
+		// (or has exited holding the writer lock: see holderIn).
+		l.renqueue(w, w.dom.Bubble() && holderIn(o, w.dom, l.w.heldBy))
 		sema := w.sema
 		w.makeChan()
 		l.rmu.Unlock()
@@ -90,8 +91,8 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 		}
 		switch p.park(sema, q, dt) {
 		case parkCancelled:
-			p.finish(dt) // dequeued by the callback: nothing handed over
-			return w.cancelled
+			p.finish(dt) // dequeued by the callback or failQueued: nothing handed over
+			return w.cancelErr()
 		case parkDone:
 			p.quit(q, dt)
 			return ctx.Err()

@@ -11,6 +11,8 @@
 //   - fuzzmodel: the model-based fuzz drivers;
 //   - cputime: the process's CPU time, for benchmarks;
 //   - readmecheck: the test that keeps README.md's snippets compiling;
+//   - apidoc: the test that keeps go doc of the public packages free of
+//     internal names and every exported name documented;
 //   - layout: the test that keeps the kit out of the library.
 //
 // The rest of internal/ is the engine, which sits below the public

@@ -107,7 +107,7 @@ func TestLibraryDoesNotLinkTesting(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go is not on PATH:", err)
 	}
-	for _, p := range []string{"mutex", "monitor", "condvar", "detect", "deadlock"} {
+	for _, p := range []string{"mutex", "monitor", "condvar", "detect", "deadlock", "misuse"} {
 		if deps := goList(t, nil, "-deps", module+"/"+p); slices.Contains(deps, "testing") {
 			t.Errorf("%s depends on package testing: every program that imports it links the test framework", p)
 		}

@@ -2,13 +2,15 @@
 // goroutine identity parsed independently of the library, goroutines
 // started with their panic captured, stack snapshots, and waits bounded by
 // one generous liveness deadline (which only turns a hang into a failure;
-// nothing is timed against it). It imports no package of the library, so
-// that internal/core's own tests can use it; the helpers that configure or
-// observe the detector are in internal/testkit/detecttest.
+// nothing is timed against it). Of the library it imports only misuse,
+// which imports nothing of it, so that internal/core's own tests can use
+// it; the helpers that configure or observe the detector are in
+// internal/testkit/detecttest.
 package testutil
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
@@ -19,6 +21,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locksmith-go/locksmith/misuse"
 )
 
 // Liveness is the one generous deadline for anything that must happen
@@ -59,8 +63,8 @@ func Catch(f func()) (v any) {
 }
 
 // MisusePanic runs f, on a new goroutine if stranger, requires that it
-// panics with an error, and returns the error and the ID of the goroutine
-// that ran f.
+// panics with a *misuse.Error made by the goroutine that ran f and
+// matching its own Err, and returns the error and that goroutine's ID.
 //
 //lint:ignore ST1008 err is the panic value under test, not a failure of MisusePanic
 func MisusePanic(t testing.TB, stranger bool, f func()) (err error, g int64) {
@@ -74,6 +78,10 @@ func MisusePanic(t testing.TB, stranger bool, f func()) (err error, g int64) {
 	require.NotNil(t, v, "expected a panic")
 	err, ok := v.(error)
 	require.Truef(t, ok, "panic value %#v is not an error", v)
+	var me *misuse.Error
+	require.Truef(t, errors.As(err, &me), "panic value %#v (%T) is not a *misuse.Error", v, v)
+	assert.Equal(t, g, me.Goroutine, "the *misuse.Error's Goroutine")
+	assert.ErrorIs(t, err, me.Err, "the *misuse.Error matches its Err")
 	return err, g
 }
 
