@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/locksmith-go/locksmith/internal/compat"
 	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/gid"
 	"github.com/locksmith-go/locksmith/internal/rt"
@@ -161,7 +162,7 @@ type Cond struct {
 	// after it takes its ticket: bit 0 (tickQueued) is set while the
 	// queue is not empty, and the rest counts Broadcasts, twice each
 	// (tickBroadcast is set while one is under way). Written under mu.
-	tick atomic.Uint64
+	tick compat.Uint64
 
 	//lint:ignore U1000 used only under the race detector (race.go)
 	raceSeq atomic.Uint64 // used only under the race detector: see race.go

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/locksmith-go/locksmith/internal/compat"
 	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/rt"
 )
@@ -276,7 +276,7 @@ func Configure(opts ...Option) (restore func()) {
 	recompute()
 	cfgMu.Unlock()
 	h := &restorer{ly: ly}
-	runtime.AddCleanup(h, orphan, ly)
+	compat.AddCleanup(h, orphan, ly)
 	return h.restore
 }
 

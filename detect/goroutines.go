@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/locksmith-go/locksmith/internal/compat"
 	"github.com/locksmith-go/locksmith/internal/core"
 )
 
@@ -380,7 +381,7 @@ func armSweep() {
 	if sweepArmed.Load() || !sweepArmed.CompareAndSwap(false, true) {
 		return
 	}
-	runtime.AddCleanup(&gcTick{}, sweepTick, 0)
+	compat.AddCleanup(&gcTick{}, sweepTick, 0)
 }
 
 func sweepTick(int) {

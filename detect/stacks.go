@@ -158,7 +158,8 @@ func allGoroutines() map[int64]gInfo {
 // package's one walk over a dump.
 func parseGoroutines(buf []byte, want func(g int64) bool) map[int64]gInfo {
 	out := map[int64]gInfo{}
-	for h, stack := range rt.Goroutines(buf) {
+	for gs := rt.Goroutines(buf); gs.Next(); {
+		h, stack := gs.Header, gs.Stack
 		if !want(h.ID) {
 			continue
 		}

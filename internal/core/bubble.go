@@ -318,7 +318,8 @@ func fillFromDump(dump []byte, g int64) Domain {
 // dump (gone).
 func fillDump(dump []byte, g int64) (found Domain, gone bool) {
 	found, gone = DomUnknown, true
-	for h, stack := range rt.Goroutines(dump) {
+	for gs := rt.Goroutines(dump); gs.Next(); {
+		h, stack := gs.Header, gs.Stack
 		d := DomOutside
 		bubbled := h.Bubble != 0
 		if bubbled {

@@ -1,13 +1,12 @@
 package core
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
-	"weak"
 
 	"github.com/locksmith-go/locksmith/internal/chunked"
+	"github.com/locksmith-go/locksmith/internal/compat"
 )
 
 // Meta is a lock's identity for detection. It is created the first time
@@ -21,8 +20,8 @@ type Meta struct {
 	Addr  uintptr
 	// Flags holds FlagGone, and bits kept by package detect in Order
 	// mode.
-	Flags    atomic.Uint32
-	lock     weak.Pointer[Lock]
+	Flags    compat.Uint32
+	lock     compat.Weak[Lock]
 	name     atomic.Pointer[string]
 	site     atomic.Pointer[[]uintptr] // first acquisition seen in Order mode
 	waitSite atomic.Pointer[[]uintptr] // first Lock that had to wait (Cycles and Order modes)
@@ -69,7 +68,7 @@ var metas struct {
 }
 
 type metaEntry struct {
-	lock weak.Pointer[Lock] // m.lock
+	lock compat.Weak[Lock] // m.lock
 	m    *Meta
 }
 
@@ -161,7 +160,7 @@ func (l *Lock) newMeta(k *Class) *Meta {
 		} else {
 			m = new(Meta)
 		}
-		m.ID, m.Class, m.Addr, m.lock = nextID.Add(1), k, uintptr(unsafe.Pointer(l)), weak.Make(l)
+		m.ID, m.Class, m.Addr, m.lock = nextID.Add(1), k, uintptr(unsafe.Pointer(l)), compat.MakeWeak(l)
 		if !l.meta.CompareAndSwap(old, m) {
 			continue
 		}
@@ -207,12 +206,13 @@ func armScan() {
 	if scanArmed.Load() || !scanArmed.CompareAndSwap(false, true) {
 		return
 	}
-	runtime.AddCleanup(&gcTick{}, scanTick, 0)
+	compat.AddCleanup(&gcTick{}, scanTick, 0)
 }
 
 func scanTick(int) {
 	scanArmed.Store(false)
 	if scanMetas() {
+		evictMetas() // before go1.24 only: the registry's bound (meta_nogo124.go)
 		armScan()
 	}
 }

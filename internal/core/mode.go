@@ -1,8 +1,6 @@
 package core
 
-import (
-	"sync/atomic"
-)
+import "github.com/locksmith-go/locksmith/internal/compat"
 
 // Detection modes; package detect documents them.
 const (
@@ -19,7 +17,7 @@ const (
 const modeRecheck int32 = 4
 
 // mode is the mode word: a Mode value, plus modeRecheck.
-var mode atomic.Int32
+var mode compat.Int32
 
 func init() { mode.Store(ModeCycles) }
 

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/locksmith-go/locksmith/internal/compat"
 )
 
 // RWLock is the core of mutex.RWMutex and monitor.RWMonitor: a writer
@@ -93,7 +95,7 @@ import (
 //	            under rmu)
 type RWLock struct {
 	w     Lock // must stay the first field: RWOf converts a *Lock back
-	rs    atomic.Int64
+	rs    compat.Int64
 	slots [rwSlots]atomic.Int64 // reader goroutine IDs, 0 when free
 	holds [rwSlots]int32        // read holds of the slot's reader; touched only by that reader (and by the writer that admits it, before waking it)
 

@@ -49,8 +49,8 @@
 //     goroutines (fpstack/check.go); if they differ, Record hands every
 //     stack to runtime.Callers and one warning goes to stderr. Its tests
 //     compare the two for every kind of frame. Fallback: runtime.Callers
-//     under purego, other compilers and other architectures
-//     (walk_other.go). Re-check: that stack is the g's first field, and
+//     under purego, other compilers, other architectures and Go before
+//     1.23, whose inlined calls the walk misses (walk_other.go). Re-check: that stack is the g's first field, and
 //     fpstack's tests.
 //  7. runtime.Stack text (stack.go, states.go): goroutine headers, frames
 //     and "created by" lines as runtime/traceback.go writes them, read by
