@@ -1,0 +1,19 @@
+//go:build go1.24 && purego
+
+package rt
+
+import "weak"
+
+// WeakCleared reports whether the collector has cleared p: its object was
+// found unreachable (or p is the zero Pointer). Built with purego it calls
+// p.Value, which, during a collection's marking, shades the object and so
+// keeps it, and everything it points to, alive through that collection.
+func WeakCleared[T any](p weak.Pointer[T]) bool { return p.Value() == nil }
+
+// WeakLoad loads, each atomically, the len(words) 64-bit words of p's
+// object from offset off on (off must be 8-byte aligned, and the words
+// inside the object), and reports whether p was not cleared. Built with
+// purego it calls p.Value, as WeakCleared does.
+func WeakLoad[T any](p weak.Pointer[T], off uintptr, words []int64) bool {
+	return weakLoadValue(p, off, words)
+}
