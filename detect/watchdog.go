@@ -104,12 +104,7 @@ func scan(g uint64) {
 		return
 	}
 	now := core.Now()
-	var overdue []core.WaitInfo
-	core.Waiting(func(wi core.WaitInfo) {
-		if time.Duration(now-wi.Since) >= d && wi.MarkTimedOut() {
-			overdue = append(overdue, wi)
-		}
-	})
+	overdue := core.Overdue(now - int64(d))
 	wd.mu.Lock()
 	if wd.armed.Load() == g {
 		schedule(g, d)
