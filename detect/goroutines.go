@@ -322,17 +322,11 @@ func claim(g int64) *gstate {
 
 // stale reports whether h no longer describes a lock g holds: the lock
 // was collected, or released while Order mode was off (or by a path that
-// did not report it).
-func (h *held) stale(g int64) bool {
-	l := h.meta.Lock()
-	if l == nil {
-		return true
-	}
-	if h.read {
-		return !core.RWOf(l, h.meta.Class).HoldsReadNow(g)
-	}
-	return l.Owner() != g
-}
+// did not report it). It reads the lock without making it reachable
+// (core.Meta.Holds): the sweeper runs from a cleanup, often while the
+// next collection marks, and must not keep every held lock, and the
+// goroutines blocked on it, alive through it.
+func (h *held) stale(g int64) bool { return !h.meta.Holds(g, h.read) }
 
 // remove deletes record i; the vacated slot is cleared.
 func (s *gstate) remove(i int) {
