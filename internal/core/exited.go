@@ -174,7 +174,10 @@ type exitedWait struct {
 }
 
 // oldWaits returns the registered waits that began before since and wait
-// for some holder not registered as blocked.
+// for some holder not registered as blocked. It reads each lock's words
+// without making the lock reachable (entry.peekHolders): it runs unasked,
+// on a timer, perhaps while a collection marks, and only the waits whose
+// holder has exited need their locks (checkExited resolves those).
 func oldWaits(since int64) []suspect {
 	var old []suspect
 	for i := range registry {
@@ -189,11 +192,7 @@ func oldWaits(since int64) []suspect {
 	}
 	out := old[:0]
 	for _, s := range old {
-		w, ok := s.e.resolve(s.g)
-		if !ok {
-			continue
-		}
-		for _, h := range waitsFor(w, nil) {
+		for _, h := range s.e.peekHolders(s.g) {
 			if !registered(h) {
 				s.holders = append(s.holders, h)
 			}
@@ -325,27 +324,16 @@ func (w *waiter) exitedError(h int64) error {
 // leakedIDs returns the IDs of the goroutines of dump, an allStacks
 // result, that Go's goroutine leak detection marked leaked ("goroutine N
 // [chan receive (leaked)]:").
-func leakedIDs(dump []byte) map[int64]bool {
-	leaked := map[int64]bool{}
-	for len(dump) > 0 {
-		line := dump
-		if i := bytes.IndexByte(dump, '\n'); i >= 0 {
-			line, dump = dump[:i], dump[i+1:]
-		} else {
-			dump = nil
-		}
-		if g, ok := rt.GoroutineID(line); ok && bytes.Contains(line, []byte(" (leaked)")) {
-			leaked[g] = true
-		}
-	}
-	return leaked
-}
+func leakedIDs(dump []byte) map[int64]bool { return headerIDs(dump, []byte(" (leaked)")) }
 
 // liveIDs returns the IDs of the goroutines in dump, an allStacks result:
 // those of its header lines ("goroutine N [...]:"; no other line of a
 // dump starts with "goroutine ").
-func liveIDs(dump []byte) map[int64]bool {
-	live := map[int64]bool{}
+func liveIDs(dump []byte) map[int64]bool { return headerIDs(dump, []byte(" [")) }
+
+// headerIDs returns the IDs of dump's header lines that contain mark.
+func headerIDs(dump, mark []byte) map[int64]bool {
+	ids := map[int64]bool{}
 	for len(dump) > 0 {
 		line := dump
 		if i := bytes.IndexByte(dump, '\n'); i >= 0 {
@@ -353,9 +341,9 @@ func liveIDs(dump []byte) map[int64]bool {
 		} else {
 			dump = nil
 		}
-		if g, ok := rt.GoroutineID(line); ok && bytes.Contains(line, []byte(" [")) {
-			live[g] = true
+		if g, ok := rt.GoroutineID(line); ok && bytes.Contains(line, mark) {
+			ids[g] = true
 		}
 	}
-	return live
+	return ids
 }

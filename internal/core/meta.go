@@ -200,14 +200,29 @@ func (l *Lock) newMeta(k *Class) *Meta {
 // held: the overflow map cannot be read so.
 func (m *Meta) Holds(g int64, read bool) bool {
 	if !read {
-		var w [1]int64
-		return rt.WeakLoad(m.lock, unsafe.Offsetof(Lock{}.state), w[:]) && w[0]>>ownerShift == g
+		o, ok := m.peekOwner()
+		return ok && o == g
 	}
+	slots, overflow, ok := m.peekReaders()
+	return ok && (overflow || slices.Contains(slots[:], g))
+}
+
+// peekOwner returns the owner of m's lock, read without making the lock
+// reachable (see Holds), and false if the lock was collected.
+func (m *Meta) peekOwner() (int64, bool) {
+	var w [1]int64
+	ok := rt.WeakLoad(m.lock, unsafe.Offsetof(Lock{}.state), w[:])
+	return w[0] >> ownerShift, ok
+}
+
+// peekReaders returns the reader slots of m's lock, an RWLock, and
+// whether it has overflow readers too, read without making the lock
+// reachable (see Holds), and false if the lock was collected.
+func (m *Meta) peekReaders() (slots [rwSlots]int64, overflow, ok bool) {
 	var w [1 + rwSlots]int64 // rs, then the slots
-	if !rt.WeakLoad(m.lock, unsafe.Offsetof(RWLock{}.rs), w[:]) {
-		return false
-	}
-	return w[0]>>rsOvShift != 0 || slices.Contains(w[1:], g)
+	ok = rt.WeakLoad(m.lock, unsafe.Offsetof(RWLock{}.rs), w[:])
+	copy(slots[:], w[1:])
+	return slots, w[0]>>rsOvShift != 0, ok
 }
 
 // The slots follow rs: Holds loads them together.

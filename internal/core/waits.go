@@ -106,6 +106,38 @@ func (e *entry) resolve(g int64) (wait, bool) {
 	return wait{g: g, lock: l, class: e.class, epoch: e.epoch, rw: RWOf(l, e.class), awaits: e.awaits}, true
 }
 
+// peekHolders returns the goroutines that e's wait, goroutine g's, waits
+// for, as the lock's words tell without making the lock reachable (see
+// Meta.Holds): the owner, or, for a writer draining an RWLock, the
+// readers. It may name one the wait no longer waits for (the resolved
+// wait's edge decides). Only a drain behind overflow readers, which the
+// lock's words do not list, resolves the lock.
+func (e *entry) peekHolders(g int64) []int64 {
+	if e.awaits != waitDrain {
+		if o, ok := e.meta.peekOwner(); ok && o != 0 && o != g {
+			return []int64{o}
+		}
+		return nil
+	}
+	slots, overflow, ok := e.meta.peekReaders()
+	if !ok {
+		return nil
+	}
+	if overflow {
+		if w, ok := e.resolve(g); ok {
+			return waitsFor(w, nil)
+		}
+		return nil
+	}
+	var hs []int64
+	for _, r := range slots {
+		if r != 0 && r != g {
+			hs = append(hs, r)
+		}
+	}
+	return hs
+}
+
 func waitOf(w *waiter) wait {
 	return wait{g: w.g, lock: w.lock, class: w.class, epoch: w.epoch, rw: w.rw, awaits: w.awaits}
 }
