@@ -18,6 +18,7 @@ import (
 
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/testkit/detecttest"
 	"github.com/locksmith-go/locksmith/internal/testkit/testutil"
 	"github.com/locksmith-go/locksmith/monitor"
@@ -371,7 +372,10 @@ func TestLeakProfileWhileScansOverlapCollections(t *testing.T) {
 // profile's collections, resolves the lock of a wait only to report it,
 // once: waits it reported before the profile stay marked leaked.
 func TestLeakProfileWithWatchdog(t *testing.T) {
-	for _, m := range []detect.Mode{detect.Cycles, detect.Order} { // Off reports nothing
+	// Off mode reports nothing. marked counts the registered waits that
+	// an earlier subtest's watchdog took as overdue.
+	marked := 0
+	for _, m := range []detect.Mode{detect.Cycles, detect.Order} {
 		t.Run(m.String(), func(t *testing.T) {
 			defer detect.Configure(detect.WithMode(m), detect.WithWaitTimeout(0))()
 			var all []stuck
@@ -380,18 +384,26 @@ func TestLeakProfileWithWatchdog(t *testing.T) {
 					all = append(all, start(t, sc, make(chan struct{}))...)
 				}
 			}
-			probe := startProbe(t)
-			all = append(all, probe...)
 			keepStuck()
+			// Every registered wait, earlier tests' too, is overdue at
+			// once, and taken once (those an earlier subtest's watchdog
+			// took are not again); each is counted in the tally of the
+			// problem it is reported under (reports of one site are one
+			// problem).
+			registered := 0
+			core.Waiting(func(core.WaitInfo) { registered++ })
 			rec := detecttest.NewRecorder()
 			defer detect.Configure(detect.WithWaitTimeout(4*time.Millisecond), detect.WithReporter(rec.Add))()
-			testutil.WaitFor(t, "the probe's wait reported", func() bool {
-				return slices.ContainsFunc(rec.All(detect.WaitTimeout), func(r *detect.Report) bool {
-					return r.Steps[0].Goroutine == probe[1].p.G
-				})
+			testutil.WaitFor(t, "every wait taken as overdue", func() bool {
+				n := 0
+				for _, r := range rec.All(detect.WaitTimeout) {
+					n += r.Seen().Times
+				}
+				return n >= registered-marked
 			})
-			// The scan that reported it may hold the locks of the waits it
-			// took until it returns, as any running goroutine may.
+			marked = registered
+			// The scan that took them may hold their locks until it
+			// returns, as any running goroutine may.
 			testutil.WaitFor(t, "the reporting scan returned", func() bool {
 				return !strings.Contains(testutil.AllStacks(), "locksmith/detect.scan(")
 			})
@@ -405,33 +417,4 @@ func TestLeakProfileWithWatchdog(t *testing.T) {
 			}
 		})
 	}
-}
-
-// startProbe blocks a goroutine for good on a Mutex that another holds,
-// outside any sync.Once, so that its wait-timeout report is a problem of
-// its own (reports of one wait site are one problem, delivered once: the
-// waits of start are all inside sync.Once's Do, and reports leave out
-// the frames of the test kit). Once it is reported, the watchdog's scan
-// that reported it, or an earlier one, took every wait that started
-// before it as overdue.
-//
-//go:noinline
-func startProbe(t *testing.T) []stuck {
-	t.Helper()
-	l := new(mutex.Mutex)
-	held := make(chan struct{})
-	holder := testutil.Spawn(func() {
-		l.Lock()
-		close(held)
-		<-make(chan struct{})
-	})
-	testutil.Await(t, held, "probe holder holding")
-	all := []stuck{
-		{"probe holder", holder, parkAt{[]string{"chan receive"}, "leakprof_test.startProbe.func"}},
-		{"probe waiter", testutil.Spawn(l.Lock), lockPark},
-	}
-	for _, s := range all {
-		waitParked(t, s)
-	}
-	return all
 }
