@@ -106,12 +106,7 @@ func scan(g uint64) {
 	}
 	now := core.Now()
 	condReports, behindCond := condScan(now, d) // before the lock waits it reports are taken below
-	var overdue []core.WaitInfo
-	core.Waiting(func(wi core.WaitInfo) {
-		if time.Duration(now-wi.Since) >= d && !behindCond[wi.G] && wi.MarkTimedOut() {
-			overdue = append(overdue, wi)
-		}
-	})
+	overdue := core.Overdue(now-int64(d), behindCond)
 	wd.mu.Lock()
 	if wd.armed.Load() == g {
 		schedule(g, d)

@@ -16,6 +16,10 @@ func MakeWeak[T any](p *T) Weak[T] { return Weak[T]{weak.Make(p)} }
 // been collected (or w is the zero Weak).
 func (w Weak[T]) Value() *T { return w.p.Value() }
 
+// Std returns w as the weak.Pointer it is (go1.24 and later only), for
+// code that reads the runtime's handle behind it (internal/rt).
+func (w Weak[T]) Std() weak.Pointer[T] { return w.p }
+
 // WeakPointers reports whether Weak is a weak pointer (go1.24 and later)
 // rather than a strong one.
 const WeakPointers = true

@@ -82,8 +82,8 @@ var testHookExitedDump atomic.Pointer[func()]
 // A suspect is a wait old enough to check, and the holders it waits for
 // that are not themselves blocked.
 type suspect struct {
-	w       *waiter
-	wait    wait
+	g       int64
+	e       entry
 	holders []int64
 }
 
@@ -140,34 +140,60 @@ func checkExited() {
 	}
 	lastDump = time.Now()
 	live := liveIDs(allStacks())
+	var found []exitedWait
 	for _, s := range suspects {
 		for _, h := range s.holders {
-			if !live[h] && stillWaits(s.wait, h) {
-				failExited(s.w, h)
+			if !live[h] {
+				if w, ok := s.e.resolve(s.g); ok {
+					found = append(found, exitedWait{w, h})
+				}
 				break
 			}
 		}
 	}
+	if len(found) == 0 {
+		return
+	}
+	// A second dump, taken while found holds the waits' locks: a waiter
+	// that Go's goroutine leak detection marked leaked before must never
+	// be woken (the runtime throws), and none can be marked while the
+	// locks are held here, by a running goroutine.
+	leaked := leakedIDs(allStacks())
+	for _, f := range found {
+		if !leaked[f.w.g] && stillWaits(f.w, f.h) {
+			failExited(f.w, f.h)
+		}
+	}
+}
+
+// exitedWait is a wait, its lock resolved, found waiting for h, which has
+// exited.
+type exitedWait struct {
+	w wait
+	h int64
 }
 
 // oldWaits returns the registered waits that began before since and wait
-// for some holder not registered as blocked.
+// for some holder not registered as blocked. It reads each lock's words
+// without making the lock reachable (entry.peekHolders): it runs unasked,
+// on a timer, perhaps while a collection marks, and only the waits whose
+// holder has exited need their locks (checkExited resolves those).
 func oldWaits(since int64) []suspect {
 	var old []suspect
 	for i := range registry {
 		s := &registry[i]
 		s.mu.Lock()
-		for _, w := range s.m {
-			if w.start <= since {
-				old = append(old, suspect{w: w, wait: waitOf(w)})
+		for g, e := range s.m {
+			if e.start <= since {
+				old = append(old, suspect{g: g, e: e})
 			}
 		}
 		s.mu.Unlock()
 	}
 	out := old[:0]
 	for _, s := range old {
-		for _, h := range waitsFor(s.wait, nil) {
-			if _, blocked := waitingOn(h); !blocked {
+		for _, h := range s.e.peekHolders(s.g) {
+			if !registered(h) {
 				s.holders = append(s.holders, h)
 			}
 		}
@@ -176,6 +202,15 @@ func oldWaits(since int64) []suspect {
 		}
 	}
 	return out
+}
+
+// registered reports whether g is registered as blocked.
+func registered(g int64) bool {
+	s := shardOf(g)
+	s.mu.Lock()
+	_, ok := s.m[g]
+	s.mu.Unlock()
+	return ok
 }
 
 // anyRegistered reports whether some goroutine is registered as blocked.
@@ -199,24 +234,42 @@ func stillWaits(w wait, h int64) bool {
 	return ok && cur == w && edge(w, h)
 }
 
-// failExited ends w's wait, found waiting for h, which has exited: see
+// failExited ends the wait w, found waiting for h, which has exited: see
 // the top of the file. A waiter that is between parks (woken, or not yet
-// queued) is left alone; the next run finds it again.
-func failExited(w *waiter, h int64) {
+// queued) is left alone; the next run finds it again. The waiter is found
+// where it is queued, by its registration's epoch: the registry holds no
+// waiter (see waits.go).
+func failExited(w wait, h int64) {
 	switch w.awaits {
 	case waitLock:
-		w.failQueued(&w.lock.mu, w.lock.remove, h)
+		failIn(&w.lock.mu, &w.lock.q, w, w.lock.remove, h)
 	case waitRead:
-		w.failQueued(&w.rw.rmu, w.rw.runlink, h)
+		failIn(&w.rw.rmu, &w.rw.rq, w, w.rw.runlink, h)
 	case waitDrain:
-		switch w.pmode.Load() {
-		case parkChan:
-			w.exited.Store(h)
-			w.post(false)
-		case parkSema:
-			w.exited.Store(h)
-			w.post(true)
+		d := w.rw.drainer.Load()
+		if d == nil || d.g != w.g || d.epoch != w.epoch {
+			return
 		}
+		switch d.pmode.Load() {
+		case parkChan:
+			d.exited.Store(h)
+			d.post(false)
+		case parkSema:
+			d.exited.Store(h)
+			d.post(true)
+		}
+	}
+}
+
+// failIn fails w's waiter, if it is still queued on q, under mu.
+func failIn(mu *sync.Mutex, q *waitList, w wait, remove func(*waiter), h int64) {
+	mu.Lock()
+	var x *waiter
+	for x = q.head; x != nil && (x.g != w.g || x.epoch != w.epoch); x = x.next {
+	}
+	mu.Unlock()
+	if x != nil {
+		x.failQueued(mu, remove, h)
 	}
 }
 
@@ -268,11 +321,19 @@ func (w *waiter) exitedError(h int64) error {
 	return engine.Exited(hop, h)
 }
 
+// leakedIDs returns the IDs of the goroutines of dump, an allStacks
+// result, that Go's goroutine leak detection marked leaked ("goroutine N
+// [chan receive (leaked)]:").
+func leakedIDs(dump []byte) map[int64]bool { return headerIDs(dump, []byte(" (leaked)")) }
+
 // liveIDs returns the IDs of the goroutines in dump, an allStacks result:
 // those of its header lines ("goroutine N [...]:"; no other line of a
 // dump starts with "goroutine ").
-func liveIDs(dump []byte) map[int64]bool {
-	live := map[int64]bool{}
+func liveIDs(dump []byte) map[int64]bool { return headerIDs(dump, []byte(" [")) }
+
+// headerIDs returns the IDs of dump's header lines that contain mark.
+func headerIDs(dump, mark []byte) map[int64]bool {
+	ids := map[int64]bool{}
 	for len(dump) > 0 {
 		line := dump
 		if i := bytes.IndexByte(dump, '\n'); i >= 0 {
@@ -280,9 +341,9 @@ func liveIDs(dump []byte) map[int64]bool {
 		} else {
 			dump = nil
 		}
-		if g, ok := rt.GoroutineID(line); ok && bytes.Contains(line, []byte(" [")) {
-			live[g] = true
+		if g, ok := rt.GoroutineID(line); ok && bytes.Contains(line, mark) {
+			ids[g] = true
 		}
 	}
-	return live
+	return ids
 }

@@ -91,8 +91,9 @@ func newParker(w *waiter, ctx context.Context, deadline time.Time) parker {
 // Off may still be parked when Cycles mode is turned on, and must then be
 // visible to the walks of goroutines that park later, or a cycle through
 // it would go unseen. In Off mode that costs a shard's mutex and a map
-// write on each side of the park, next to the park itself; nothing else
-// (no site, no watchdog, no walk).
+// write on each side of the park, next to the park itself, and the
+// lock's Meta at its first park, which the registry names it by (see
+// waits.go); nothing else (no site, no watchdog, no walk).
 //
 // Rejected alternative: registering only when detection is on, and
 // re-checking the mode when woken. A goroutine in a deadlock is never
