@@ -1,6 +1,6 @@
 module github.com/locksmith-go/locksmith
 
-go 1.24
+go 1.22
 
 require (
 	github.com/petermattis/goid v0.0.0-20261109124353-7cfa343ad0ab

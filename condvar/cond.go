@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/locksmith-go/locksmith/internal/compat"
 	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/gid"
 	"github.com/locksmith-go/locksmith/internal/rt"
@@ -40,11 +41,13 @@ var ErrLockerChanged = errors.New("Cond's L changed after first use")
 // the same value as mutex.ErrNilContext and monitor.ErrNilContext.
 var ErrNilContext = misuse.ErrNilContext
 
-// ErrReadLocker is matched (with errors.Is) by the panic value of New, and
-// of the first wait of a Cond whose L is set by hand, when the lock is the
-// RLocker of a mutex.RWMutex or monitor.RWMonitor: a condition needs the
-// exclusive lock, so bind it to the RWMutex or RWMonitor itself (its write
-// lock).
+// ErrReadLocker is matched (with errors.Is) by the panic value of a wait on
+// a Cond bound to the RLocker of a mutex.RWMutex or monitor.RWMonitor, made
+// by the goroutine that holds the lock for writing. Such a wait would
+// release the read holds only (an RWMutex's writer has none) and keep the
+// write lock, so no goroutine could take the lock to change the condition;
+// wait on a Cond of the write lock (New(rw)) instead. A Cond of an RLocker
+// is otherwise valid: its waits release and retake the caller's read lock.
 var ErrReadLocker = misuse.ErrReadLocker
 
 // Cond is a condition variable: a rendezvous point for goroutines waiting
@@ -159,7 +162,7 @@ type Cond struct {
 	// after it takes its ticket: bit 0 (tickQueued) is set while the
 	// queue is not empty, and the rest counts Broadcasts, twice each
 	// (tickBroadcast is set while one is under way). Written under mu.
-	tick atomic.Uint64
+	tick compat.Uint64
 
 	//lint:ignore U1000 used only under the race detector (race.go)
 	raceSeq atomic.Uint64 // used only under the race detector: see race.go
@@ -186,18 +189,26 @@ type binding struct {
 	self *Cond
 	l    sync.Locker
 	cl   core.CondLocker // nil when l cannot tell its owner
+	// For the detector (see beginWait): the lock and class l is, when it
+	// is a locksmith lock, and l's type.
+	lk      *core.Lock
+	lkClass *core.Class
+	typ     string
+	tag     atomic.Pointer[core.CondTag] // made by the first registered wait
 }
 
 // New returns a Cond bound to l, as &Cond{L: l} is.
 //
 // If l is a *mutex.Mutex, a *monitor.Monitor, a *mutex.RWMutex, a
-// *monitor.RWMonitor, or any sync.Locker with an `Owned() bool` method,
-// the Cond is owner-aware: the waits panic with ErrNotOwner unless the
-// caller holds l (for a read-write lock, its write lock: a wait releases
-// every write and read hold of the caller and restores both counts). New
-// panics with an error matching ErrReadLocker if l is the RLocker of one
-// of the read-write locks. Otherwise Wait requires l held as
-// sync.Cond's does (l.Unlock decides what happens if not). Either way,
+// *monitor.RWMonitor, the RLocker of one of the last two, or any
+// sync.Locker with an `Owned() bool` method, the Cond is owner-aware: the
+// waits panic with ErrNotOwner unless the caller holds l. For a read-write
+// lock that is its write lock: a wait releases every write and read hold
+// of the caller and restores both counts. For its RLocker it is a read
+// lock: a wait releases every read hold of the caller and restores the
+// count, and panics with an error matching ErrReadLocker if the caller is
+// the writer. Otherwise Wait requires l held as sync.Cond's does (l.Unlock
+// decides what happens if not). Either way,
 // Signal and Broadcast may be called with or without l held, as with
 // sync.Cond. New(nil) panics with an error matching ErrNilLocker.
 func New(l sync.Locker) *Cond {
@@ -211,12 +222,9 @@ func New(l sync.Locker) *Cond {
 }
 
 func (c *Cond) newBinding(l sync.Locker) *binding {
-	b := &binding{self: c, l: l}
+	b := &binding{self: c, l: l, typ: fmt.Sprintf("%T", l)}
 	if a, ok := core.Adapt(l); ok {
-		if a.CondErr != nil {
-			panic(a.CondErr)
-		}
-		b.cl = a.Cond
+		b.cl, b.lk, b.lkClass = a.Cond, a.Lock, a.Class
 	} else if o, ok := l.(interface{ Owned() bool }); ok {
 		b.cl = ownerLocker{l, o}
 	}
@@ -307,7 +315,8 @@ func notOwner(op string) {
 // Wait atomically unlocks c's lock and suspends the calling goroutine until
 // it is woken by Signal or Broadcast, then locks the lock again before
 // returning. If the lock is a monitor.Monitor, Wait releases every hold and
-// restores the same hold count.
+// restores the same hold count; if it is the RLocker of a
+// monitor.RWMonitor, every read hold.
 //
 // As with sync.Cond, the caller should wait in a loop on its condition
 // (or use WaitWhile or WaitUntil).
@@ -356,8 +365,12 @@ func (c *Cond) Wait() {
 				return
 			}
 			phase := ticketReleasing
+			reg := c.beginWait(b)
 			defer func() {
 				if phase != ticketDone {
+					if phase == ticketReleasing {
+						endWait(reg)
+					}
 					c.ticketFailed(phase, t, s, true)
 				}
 			}()
@@ -369,6 +382,7 @@ func (c *Cond) Wait() {
 			}
 			phase = ticketRetaking
 			rt.NotifyListWait(&c.nl, t)
+			endWait(reg)
 			c.raceAcquire()
 			if cl != nil {
 				cl.Restore(holds)

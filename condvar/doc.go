@@ -12,13 +12,16 @@
 // Wait returns, as Java's Condition.await and Ruby's MonitorMixin do; one
 // bound to a mutex.RWMutex or monitor.RWMonitor binds to its write lock,
 // and a wait on an RWMonitor releases and restores the caller's write and
-// read holds alike. A Cond bound to an owner-aware lock (mutex.Mutex,
-// monitor.Monitor, their read-write forms, or any sync.Locker with an
-// Owned() bool method) checks that the caller holds it on every wait and
-// panics with ErrNotOwner if not; bound to a plain sync.Locker such as
-// *sync.Mutex, which cannot tell its owner, Wait requires the lock as
-// sync.Cond's does. (monitor.Monitor's own Notify and
-// NotifyAll require the monitor held, as Java's notify does.)
+// read holds alike. One bound to the RLocker of either binds to the read
+// lock, as a sync.Cond on sync.RWMutex's RLocker does: a wait releases the
+// caller's read lock (every read hold of an RWMonitor) and takes it again
+// (restoring the count). A Cond bound to an owner-aware lock (mutex.Mutex,
+// monitor.Monitor, their read-write forms and RLockers, or any sync.Locker
+// with an Owned() bool method) checks that the caller holds it on every
+// wait and panics with ErrNotOwner if not; bound to a plain sync.Locker
+// such as *sync.Mutex, which cannot tell its owner, Wait requires the
+// lock as sync.Cond's does. (monitor.Monitor's own Notify and NotifyAll
+// require the monitor held, as Java's notify does.)
 //
 // Waiters are signalled in FIFO order, and no signal is lost. A Signal, a
 // waiter's timeout and a waiter's cancellation each try to decide how that
@@ -36,8 +39,9 @@
 //
 // Every broken contract panics with a *misuse.Error matching a sentinel:
 // ErrNotOwner, ErrNilLocker, ErrCopied, ErrLockerChanged, ErrNilContext,
-// and ErrReadLocker for a Cond bound to the RLocker of a locksmith
-// read-write lock.
+// and ErrReadLocker for a wait on a Cond of a locksmith read-write lock's
+// RLocker by the goroutine that holds the lock for writing (the wait
+// would keep the write lock).
 //
 // An untimed Wait outside testing/synctest bubbles parks as sync.Cond.Wait
 // does, on a ticket of the runtime's notify list kept in the Cond, and

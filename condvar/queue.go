@@ -141,6 +141,13 @@ func (c *Cond) waitQueued(b *binding, dom core.Domain, durable bool, d time.Dura
 		// amd64) costs several times a load and compare.
 		w.parking.Store(how)
 	}
+	reg := c.beginWait(b)
+	parked := false
+	defer func() {
+		if !parked { // queueAndRelease panicked
+			endWait(reg)
+		}
+	}()
 	if how&parkSem != 0 {
 		w.sem.TryLock()
 		c.queueAndRelease(w)
@@ -150,6 +157,8 @@ func (c *Cond) waitQueued(b *binding, dom core.Domain, durable bool, d time.Dura
 		// the one notification for this wait.
 		w.park.Wait()
 	}
+	parked = true
+	endWait(reg)
 	decision := w.st.Load() & stMask
 	holds, stop, bseq := w.holds, w.stop, w.bseq
 	w.ctx, w.stop = nil, nil

@@ -90,14 +90,19 @@ func (c *Cond) notified() uint32 { return atomic.LoadUint32(&c.nl.Notify) }
 // waiter there was (sync.Cond's rule for what a wakeup covers).
 func (c *Cond) waitTicket(b *binding, t uint32, s uint64, pass bool) {
 	phase := ticketReleasing
+	reg := c.beginWait(b)
 	defer func() {
 		if phase != ticketDone {
+			if phase == ticketReleasing {
+				endWait(reg)
+			}
 			c.ticketFailed(phase, t, s, pass)
 		}
 	}()
 	holds := c.release(b)
 	phase = ticketRetaking
 	rt.NotifyListWait(&c.nl, t)
+	endWait(reg)
 	c.raceAcquire()
 	c.restore(b, holds)
 	phase = ticketDone

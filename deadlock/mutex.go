@@ -1,8 +1,10 @@
 package deadlock
 
 import (
+	"errors"
 	"sync"
 
+	"github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
@@ -43,7 +45,7 @@ func (m *Mutex) Lock() {
 			m.h.await("a deadlock.Mutex")
 			break
 		}
-		if lockedOrHandedOff(m.inner.LockContext(&m.h)) {
+		if lockedOrHandedOff(m.inner.LockContext(&m.h), &m.h, "a deadlock.Mutex") {
 			return
 		}
 	}
@@ -82,15 +84,30 @@ func (m *Mutex) Unlock() {
 	m.sema.Unlock()
 }
 
-// lockedOrHandedOff reports whether a LockContext with a handoff took the
-// lock; false means that the handoff fired. Any other error, a
-// *detect.DeadlockError, panics as Lock does.
-func lockedOrHandedOff(err error) bool {
+// lockedOrHandedOff reports whether a LockContext with a handoff h took
+// the lock; false means that the handoff fired. A lock whose holder has
+// exited (the *detect.DeadlockError of a wait for it) can still be
+// unlocked here by another goroutine: the caller waits for that hand-off
+// (h.await, which reports a wait longer than the wait timeout), and false
+// is returned then. Any other error, a *detect.DeadlockError of a cycle,
+// panics as Lock does.
+func lockedOrHandedOff(err error, h *handoff, what string) bool {
 	switch err {
 	case nil:
 		return true
 	case errHandedOff:
 		return false
 	}
+	var de *detect.DeadlockError
+	if errors.As(err, &de) && heldByExited(de.Report) {
+		h.await(what)
+		return false
+	}
 	panic(err)
+}
+
+// heldByExited reports whether r is the Deadlock of a wait for a lock
+// whose holder has exited, which is none for this package's locks.
+func heldByExited(r *detect.Report) bool {
+	return r.Kind == detect.Deadlock && len(r.Steps) > 0 && r.Steps[len(r.Steps)-1].Exited
 }

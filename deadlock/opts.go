@@ -165,8 +165,15 @@ func waitTimeout() time.Duration {
 	return s.timeout
 }
 
-// report is the detector's reporter while Opts are applied.
+// report is the detector's reporter while Opts are applied. A wait for a
+// lock whose holder has exited is not reported: another goroutine may
+// still unlock this package's locks (sync's rule), so the waiter waits for
+// that hand-off instead (see lockedOrHandedOff), and a hand-off that does
+// not come within DeadlockTimeout is reported then.
 func report(r *detect.Report) {
+	if heldByExited(r) {
+		return
+	}
 	writeReport(func(w io.Writer) { fmt.Fprint(w, r.String()) })
 	notify(func() {
 		// What the detector's default reporter does once it has printed:

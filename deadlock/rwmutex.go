@@ -42,7 +42,7 @@ func (rw *RWMutex) Lock() {
 			rw.h.await("a deadlock.RWMutex")
 			break
 		}
-		if lockedOrHandedOff(rw.inner.LockContext(&rw.h)) {
+		if lockedOrHandedOff(rw.inner.LockContext(&rw.h), &rw.h, "a deadlock.RWMutex") {
 			return
 		}
 	}
@@ -88,7 +88,7 @@ func (rw *RWMutex) RLock() {
 			rw.h.await("a deadlock.RWMutex (for reading)")
 			break
 		}
-		if lockedOrHandedOff(rw.inner.RLockContext(&rw.h)) {
+		if lockedOrHandedOff(rw.inner.RLockContext(&rw.h), &rw.h, "a deadlock.RWMutex (for reading)") {
 			return
 		}
 	}

@@ -38,7 +38,7 @@ func TestOrderBypassBudget(t *testing.T) {
 		lockPair(x, succs[i])
 	}
 	var collected atomic.Int32
-	onCollect(x, &collected)
+	onCollect(t, x, &collected)
 	x = nil
 	waitForGC(t, "X collected and forgotten", func() bool {
 		nodes, _ := detect.OrderGraph()

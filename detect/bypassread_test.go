@@ -36,7 +36,7 @@ func TestOrderBypassSkipsReadOnlyLock(t *testing.T) {
 	lockPair(b, c)
 
 	var collected atomic.Int32
-	onCollect(x, &collected)
+	onCollect(t, x, &collected)
 	x = nil
 	waitForGC(t, "X collected and forgotten", func() bool {
 		nodes, _ := detect.OrderGraph()

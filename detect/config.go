@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/locksmith-go/locksmith/internal/compat"
 	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/rt"
 )
@@ -79,8 +79,21 @@ func spelledAs(s, name string) bool {
 }
 
 // DefaultOrderWaitTimeout is the wait timeout in force in Order mode unless
-// WithWaitTimeout sets another.
+// WithWaitTimeout or LOCKSMITH_WAIT_TIMEOUT sets another.
 const DefaultOrderWaitTimeout = 30 * time.Second
+
+// DefaultTestWaitTimeout is the wait timeout in force in a test binary in
+// Cycles and Order modes unless WithWaitTimeout or LOCKSMITH_WAIT_TIMEOUT
+// sets another. A test that hangs on a lock is so reported, with the
+// holder's stack, at most a quarter of the timeout after it, long before
+// go test's default -timeout ends the binary with every stack and no word
+// of the lock, and before a -timeout of a minute does. A correct test
+// waits for a lock far less long: docs/detection.md has the measurement
+// over the library's suite and those bench/cmd/suitecost runs.
+const DefaultTestWaitTimeout = 30 * time.Second
+
+// inTestBinary is rt.TestBinary(), read once at initialisation.
+var inTestBinary bool
 
 // config is immutable once published; Configure swaps it whole.
 type config struct {
@@ -98,6 +111,8 @@ func (c *config) effectiveWaitTimeout() time.Duration {
 		return 0
 	case c.waitSet:
 		return c.waitTimeout
+	case inTestBinary:
+		return DefaultTestWaitTimeout
 	case c.mode == Order:
 		return DefaultOrderWaitTimeout
 	}
@@ -156,6 +171,11 @@ func WithMode(m Mode) Option {
 // Each problem is reported once to a reporter configuration: Configure
 // with WithReporter starts afresh, so that a test that installs its own
 // reporter hears of every problem its code makes.
+//
+// The reporter is the process's: overlapping Configure calls (parallel
+// tests) are layered, and the last one's reporter hears of every report,
+// whichever test made it. To fail the test that made a finding, use
+// VerifyNone instead.
 func WithReporter(f func(*Report)) Option {
 	tab := &problemTable{} // one per call: the same for every recompute of the configuration
 	return Option{func(c *config) { c.reporter, c.problems = f, tab }}
@@ -173,8 +193,15 @@ func PrintReporter(r *Report) { fmt.Fprint(stderr(), r.String()) }
 // testing.Testing reports it), so that an inversion
 // fails go test with the report and the test's name, instead of being
 // printed in the hidden output of a passing package.
+//
+// In a test binary, the panic's message names the test whose goroutine
+// made the inversion (the goroutine's own test, or the test that started
+// it), as go test does not when the panic is not on the test's goroutine.
 func PanicReporter(r *Report) {
 	if r.Kind == LockOrder {
+		if inTestBinary && !r.claimDone {
+			claimTest(r)
+		}
 		panic(&LockOrderError{Report: r})
 	}
 	PrintReporter(r)
@@ -183,8 +210,10 @@ func PanicReporter(r *Report) {
 // WithWaitTimeout reports, once, any goroutine blocked on one locksmith
 // lock for longer than d, naming the holder and its current stack. d > 0
 // turns the report on in Cycles and Order modes; d == 0 turns it off.
-// Without this option Order mode uses DefaultOrderWaitTimeout and Cycles
-// mode has none. A negative d panics with an error matching ErrBadOption.
+// Without this option (or LOCKSMITH_WAIT_TIMEOUT, see WaitTimeoutEnvVar)
+// Order mode uses DefaultOrderWaitTimeout and Cycles mode has none, except
+// in a test binary, where both use DefaultTestWaitTimeout. A negative d
+// panics with an error matching ErrBadOption.
 // Waits are measured in real time, also inside testing/synctest bubbles,
 // by one timer outside any bubble that fires every d/4 while d > 0.
 func WithWaitTimeout(d time.Duration) Option {
@@ -247,7 +276,7 @@ func Configure(opts ...Option) (restore func()) {
 	recompute()
 	cfgMu.Unlock()
 	h := &restorer{ly: ly}
-	runtime.AddCleanup(h, orphan, ly)
+	compat.AddCleanup(h, orphan, ly)
 	return h.restore
 }
 
@@ -329,12 +358,33 @@ const EnvVar = "LOCKSMITH_DETECT"
 // program at start-up with a panic.
 const ReportEnvVar = "LOCKSMITH_DETECT_REPORT"
 
+// WaitTimeoutEnvVar is the environment variable read at start-up for the
+// wait timeout: a duration as time.ParseDuration reads it ("45s", "2m"),
+// "0" to turn wait-timeout reports off. Unset or empty, the defaults of
+// WithWaitTimeout hold; WithWaitTimeout takes precedence. A negative or
+// unreadable value stops the program at start-up with a panic.
+const WaitTimeoutEnvVar = "LOCKSMITH_WAIT_TIMEOUT"
+
+// waitFromEnv returns the wait timeout the environment sets, if any, and
+// panics on a value it cannot read.
+func waitFromEnv() (d time.Duration, set bool) {
+	v := os.Getenv(WaitTimeoutEnvVar)
+	if v == "" {
+		return 0, false
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		panic(fmt.Errorf("detect: %s=%q: not a wait timeout; want a duration such as 30s or 2m, 0 for none, or unset for the default", WaitTimeoutEnvVar, v))
+	}
+	return d, true
+}
+
 // defaultReporter is the reporter used while none is configured; it is
 // chosen once, at initialisation.
 var defaultReporter func(*Report) = PrintReporter
 
 // envVars are the environment variables the detector reads.
-var envVars = [...]string{EnvVar, ReportEnvVar}
+var envVars = [...]string{EnvVar, ReportEnvVar, WaitTimeoutEnvVar}
 
 // fromEnv returns the mode and the default reporter that the environment
 // asks for, and panics on a value it does not know: a typo must not
@@ -441,9 +491,11 @@ const mainGoroutine = 1
 
 func init() {
 	inTest := rt.TestBinary() // as testing.Testing, which would link package testing into every program
+	inTestBinary = inTest
 	mode, rep := fromEnv(inTest)
 	defaultReporter = rep
 	c := &config{mode: mode, problems: &problemTable{}}
+	c.waitTimeout, c.waitSet = waitFromEnv()
 	cfgMu.Lock()
 	base = c
 	install(c)

@@ -25,8 +25,8 @@
 // turns full checking on without code changes; Configure(WithMode(...))
 // changes it at run time. Any other value stops the program at start-up
 // with a panic naming the valid ones. A run of go test with another
-// LOCKSMITH_DETECT or LOCKSMITH_DETECT_REPORT is never served the cached
-// result of the previous one.
+// LOCKSMITH_DETECT, LOCKSMITH_DETECT_REPORT or LOCKSMITH_WAIT_TIMEOUT is
+// never served the cached result of the previous one.
 //
 // # The order model
 //
@@ -67,35 +67,76 @@
 //     Lock panics with a *DeadlockError (errors.Is(err, ErrDeadlock)),
 //     so its deferred Unlocks free the others; LockContext returns the
 //     error and LockTimeout returns false, without the lock, so that the
-//     caller can release what it holds and retry. A Cond wait whose
-//     reacquire would close a cycle panics the same way (see
-//     condvar.Cond.Wait).
+//     caller can release what it holds and retry. The default reporters
+//     print such a refusal, which the caller handles, as one line
+//     (Report.BackedOff, Report.Line), and a Lock's in full. A Cond
+//     wait whose reacquire would close a cycle panics the same way (see
+//     condvar.Cond.Wait). A wait for a lock whose holder has exited
+//     holding it (a goroutine that returned without Unlock, a timer
+//     callback that returns with the lock held, a read lock never
+//     released) can never end either, since only the holder may unlock:
+//     it fails the same way, in Cycles and Order modes, within a second
+//     of the later of its start and the holder's exit (more in a program
+//     of over 2,000 goroutines: docs/detection.md), and the report
+//     names the holder, marked Exited, and in Order mode where it took
+//     the lock. Inside a testing/synctest bubble, such a wait among the
+//     bubble's own goroutines is durably blocked instead, and synctest
+//     reports the bubble's deadlock.
 //   - LockOrder: reported in the goroutine whose acquisition closed the
 //     inversion, once it has the lock. PanicReporter, the default in a
 //     test binary, panics there with a *LockOrderError (errors.Is(err,
 //     ErrLockOrder)), after undoing the acquisition, so that go test
-//     fails with the test's name and the report; PrintReporter, the
+//     fails with the report and the test's name; PrintReporter, the
 //     default elsewhere, prints it to stderr and execution continues.
 //   - WaitTimeout: a warning, printed by the watchdog, naming the
 //     goroutine blocked too long, the holder and the holder's stack.
+//   - CondWait: a warning, printed by the watchdog, when a goroutine's
+//     condvar.Cond wait (or Monitor wait) has gone unsignalled for the
+//     wait timeout while another goroutine has waited as long for a lock
+//     the Cond waiter holds, directly or behind a writer queued on a
+//     read-locked lock (the nested-monitor lockout), or for the Cond's own
+//     lock. It names the Cond, its lock, what the Cond waiter holds and
+//     the goroutines stuck behind it, with their stacks. Such a lockout is
+//     never certain when it forms (a Signal may come from any goroutine,
+//     also one holding no lock), so it is reported only through the wait
+//     timeout; Cond waits are watched only while one is set.
+//   - StuckWaiter: a goroutine still blocked on a lock when its test
+//     ended (VerifyNone) or the run did (VerifyTestMain), with the
+//     holder and what the holder is doing.
 //
 // WithReporter sends every report to a function of the program's own
-// instead; LOCKSMITH_DETECT_REPORT (panic or print) chooses the default
-// without code changes. A test can fail and go on:
+// instead, process-wide; LOCKSMITH_DETECT_REPORT (panic or print) chooses
+// the default without code changes.
 //
-//	defer detect.Configure(detect.WithMode(detect.Order), detect.WithReporter(func(r *detect.Report) {
-//		t.Errorf("%v", r)
-//	}))()
+// # In tests
 //
-// (a wait timeout is reported on the watchdog's goroutine: use t.Errorf
-// there, not t.Fatalf). A panic in a test, the default reporter's or a
-// deadlock's, ends the package's test binary, as any panic does. The
-// library never calls os.Exit.
+// In a test binary the wait timeout is on in Cycles and Order modes
+// (DefaultTestWaitTimeout; LOCKSMITH_WAIT_TIMEOUT sets another). Two
+// helpers, one line each, make every finding fail the test that made it
+// while the run goes on:
+//
+//	func TestMain(m *testing.M) { detect.VerifyTestMain(m) }
+//
+//	func TestTransfer(t *testing.T) {
+//		detect.VerifyNone(t)
+//		...
+//	}
+//
+// VerifyNone claims for t the findings of the test's goroutine, of the
+// goroutines it starts and of its subtests, and reports, when t ends, its
+// goroutines still blocked on a lock; VerifyTestMain reports what no test
+// claimed and the goroutines still blocked when the tests are done, and
+// fails the package. Without either, the default reporter's panic ends
+// the test binary at the first inversion, as any panic in a test does.
+// The library never calls os.Exit, except in VerifyTestMain, which
+// exits with the tests' status as goleak.VerifyTestMain does.
 //
 // # Inspecting a program
 //
 // Dump prints every goroutine blocked on a locksmith lock and its owner,
-// and in Order mode every lock each goroutine holds; WriteDOT writes the
+// every goroutine in a Cond wait (while a wait timeout is set) with its
+// Cond, the Cond's lock and the locks it holds, and in Order mode every
+// lock each goroutine holds; WriteDOT writes the
 // lock-order graph and the wait-for edges for Graphviz.
 //
 // Waiting for a locksmith lock shows in the block profile, not in the
@@ -116,10 +157,19 @@
 // Only locksmith locks are seen: a hang through channels, sync.Mutex,
 // sync.WaitGroup or a Cond whose Signal never comes is invisible to the
 // wait-for walk, though a wait-timeout report names a goroutine blocked on
-// a locksmith lock and its holder's stack. Order mode finds inversions only
+// a locksmith lock and its holder's stack, and a CondWait report a
+// condvar.Cond wait that such a goroutine is stuck behind. Order mode finds inversions only
 // between acquisitions that some run performed. A lock held by a goroutine
-// that exited stays held for good (Go runs no code at goroutine exit); Dump
-// and wait-timeout reports say that the holder has exited.
+// that exited stays held for good (Go runs no code at goroutine exit):
+// a wait for it fails as a Deadlock (above), and Dump and wait-timeout
+// reports say that the holder has exited. The callbacks of a C thread into
+// Go run as one goroutine, whose ID the runtime gives, once the thread has
+// exited, to the callbacks of the next C thread: a lock left held by a
+// callback of a thread that has exited counts as held by an exited
+// goroutine (until a callback of another thread unlocks it, which the lock
+// cannot refuse). A finalizer or cleanup that returns holding a lock leaves
+// it to a goroutine of the runtime's that no dump lists between
+// callbacks: that counts as exited too.
 //
 // What each mode costs, how Order mode keeps its graph, and what it keeps
 // alive: docs/detection.md in the repository.

@@ -103,7 +103,11 @@ func heldNow() map[int64][]holding {
 // to write, and who holds the lock in which mode, with the number of
 // readers; a reader waiting behind a writer that waits for readers to
 // leave is shown behind that writer, queued on the lock); in Order mode also every lock each goroutine holds, with
-// hold counts (read holds of locks with metadata are listed as such); and
+// hold counts (read holds of locks with metadata are listed as such);
+// while a wait timeout is set, every goroutine in a condvar.Cond wait (a
+// Monitor wait is one), with the Cond, the lock it is bound to, how long
+// the watchdog has seen it wait, and the locks it holds that have
+// metadata (every lock a goroutine has had to wait for has); and
 // every problem reported to the reporter in force, with how often it has
 // occurred since (see Report.Seen). A lock whose owner no longer runs (a
 // goroutine that exited holding it: Go runs no code at goroutine exit, so
@@ -162,6 +166,14 @@ func Dump(w io.Writer) {
 				b.g, waited, b.lock, access(b.lock, b.read), ownerString(b.owner, alive), b.lock.Readers)
 		}
 	}
+	if !core.CondWatch() {
+		bw.WriteString("\ncond waiters: not tracked (they are while a wait timeout is set: see WithWaitTimeout)\n")
+	} else {
+		if hd == nil {
+			hd = heldNow()
+		}
+		dumpCondWaiters(bw, hd)
+	}
 	if mode == Order {
 		fmt.Fprintf(bw, "\nheld locks:\n")
 		for _, g := range sortedGoroutines(hd) {
@@ -191,6 +203,39 @@ func Dump(w io.Writer) {
 			r.Kind, problemSites(r), n.Times, n.Locks, n.Goroutines)
 	}
 	bw.Flush() // like fmt.Fprint to a diagnostics stream: a write error has nowhere to go
+}
+
+// dumpCondWaiters lists the goroutines parked in a Cond wait, each with
+// the Cond, the lock it is bound to, how long the watchdog has seen it
+// wait, and the locks the goroutine holds (those in hd: locks with
+// metadata, which every lock that a goroutine has had to wait for has).
+func dumpCondWaiters(bw *bufio.Writer, hd map[int64][]holding) {
+	var cws []core.CondWaitInfo
+	core.CondWaiting(func(ci core.CondWaitInfo) { cws = append(cws, ci) })
+	slices.SortFunc(cws, func(a, b core.CondWaitInfo) int { return cmp.Compare(a.G, b.G) })
+	now := core.Now()
+	fmt.Fprintf(bw, "\ncond waiters: %d\n", len(cws))
+	for _, ci := range cws {
+		fmt.Fprintf(bw, "  goroutine %d waiting on %s", ci.G, condInfo(ci.Tag))
+		condSeen.mu.Lock()
+		if m := condSeen.m[condKey{ci.G, ci.Epoch}]; m != nil {
+			fmt.Fprintf(bw, ", for at least %v", time.Duration(now-m.first).Round(time.Millisecond))
+		}
+		condSeen.mu.Unlock()
+		hs := hd[ci.G]
+		if len(hs) == 0 {
+			bw.WriteString(", holding no lock the detector knows of\n")
+			continue
+		}
+		bw.WriteString(", holding:\n")
+		for _, h := range hs {
+			if h.read {
+				fmt.Fprintf(bw, "    %s for reading\n", h.lock)
+			} else {
+				fmt.Fprintf(bw, "    %s%s (hold count %d)\n", h.lock, access(h.lock, false), h.count)
+			}
+		}
+	}
 }
 
 // problemSites lists the call sites of r's steps, as file:line.

@@ -35,9 +35,22 @@ func lockInfo(m *core.Meta) *LockInfo {
 
 // deliver hands r to the configured reporter, or to the default one.
 // It is never called with a detector lock held.
+//
+// The default reporters print a refusal that its caller handles (a
+// Deadlock report with BackedOff: a LockContext or LockTimeout returned
+// without the lock) as one line: the caller backs off as designed, and
+// nothing is blocked. A reporter installed with WithReporter gets the
+// whole report, as does a Lock's refusal, which panics.
 func deliver(r *Report) {
 	f := current().reporter
 	if f == nil {
+		if recorded(r) {
+			return
+		}
+		if r.Kind == Deadlock && r.BackedOff {
+			fmt.Fprintln(stderr(), r.Line())
+			return
+		}
 		f = defaultReporter
 	}
 	f(r)
@@ -160,10 +173,19 @@ func trimClosure(fn string) string {
 	}
 }
 
-// problemKey returns the key of the problem r describes.
+// problemKey returns the key of the problem r describes. A wait-timeout
+// report's key is its waiter's site alone: the other steps are the
+// holders (or a draining writer's readers, in slot order) as they are at
+// the scan, at whatever line each happens to be, so that a holder running
+// in a loop, or readers that took other slots, would make each wait of
+// one hang a problem of its own.
 func problemKey(r *Report) string {
-	sites := make([]string, len(r.Steps))
-	for i, s := range r.Steps {
+	steps := r.Steps
+	if r.Kind == WaitTimeout && len(steps) > 1 {
+		steps = steps[:1]
+	}
+	sites := make([]string, len(steps))
+	for i, s := range steps {
 		sites[i] = stepSite(s)
 	}
 	if r.Kind != WaitTimeout && len(sites) > 1 {
@@ -184,8 +206,20 @@ func problemKey(r *Report) string {
 // note counts an occurrence of the problem r describes, with the locks and
 // goroutines involved, attaches the problem's tally to r, and reports
 // whether this is the first occurrence, the one to deliver.
+//
+// While the recorder is on (recorder.go), the problem is also new to a
+// test that has not had it yet: each test that makes it fails.
 func note(r *Report, locks []uint64, goroutines []int64) (first bool) {
 	key := problemKey(r)
+	var claimed *scope
+	if recOn.Load() {
+		claimed = claimTest(r)
+	}
+	defer func() {
+		if !first && claimed != nil {
+			first = claimed.fresh(key)
+		}
+	}()
 	tab := current().problems
 	seen.mu.Lock()
 	defer seen.mu.Unlock()
@@ -231,22 +265,39 @@ func problems() []*Report {
 	return out
 }
 
+// testHookDeadlock, if set (by tests), runs when engine.Deadlock is
+// called, before it builds the report.
+var testHookDeadlock func()
+
+// Stacks takes the stacks of the goroutines of a cycle that core's first
+// walk found; the second walk then proves them taken while each goroutine
+// waited where the cycle says (see core.checkCycle).
+func (engine) Stacks(cycle []core.Hop) any {
+	want := make(map[int64]bool, len(cycle))
+	for _, s := range cycle {
+		want[s.G] = true
+	}
+	return goroutineStacks(want)
+}
+
 // Deadlock builds the report for a verified wait-for cycle.
-func (engine) Deadlock(cycle []core.Hop) error {
+func (engine) Deadlock(c *core.Cycle) error {
+	if testHookDeadlock != nil {
+		testHookDeadlock()
+	}
+	cycle := c.Hops
 	n := len(cycle)
 	infos := make([]*LockInfo, n)
 	ids := make([]uint64, n)
 	gs := make([]int64, n)
-	want := map[int64]bool{}
 	for i, s := range cycle {
 		infos[i] = lockInfo(s.Lock.Meta(s.Class))
 		ids[i] = infos[i].ID
 		gs[i] = s.G
-		want[s.G] = true
 	}
-	stacks := goroutineStacks(want)
+	stacks, _ := c.Stacks.(map[int64][]Frame)
 	mode := CurrentMode()
-	r := &Report{Kind: Deadlock, Mode: mode, Steps: make([]Step, n)}
+	r := &Report{Kind: Deadlock, Mode: mode, Steps: make([]Step, n), BackedOff: c.BacksOff}
 	for i, s := range cycle {
 		holds := infos[(i+n-1)%n] // the previous goroutine waits for what this one holds
 		prev := cycle[(i+n-1)%n]

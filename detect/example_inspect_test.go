@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -83,15 +84,20 @@ func ExampleWriteDOT() {
 		fmt.Println(err)
 		return
 	}
-	// The graph holds every lock the program has nested in Order mode;
-	// keep the edges between a, b and c, by their names.
-	node := regexp.MustCompile(`^\s*(L\d+) \[label="\\"([abc])\\"`)
+	// The graph holds every lock the program has nested in Order mode
+	// (before Go 1.24 also locks it has dropped, other a's and b's among
+	// them); keep the edges between these a, b and c, by their labels.
+	label := map[string]string{} // DOT label -> name
+	for name, l := range map[string]*mutex.Mutex{"a": &a, "b": &b, "c": &c} {
+		label[strconv.Quote(fmt.Sprintf("%q (*mutex.Mutex %p)", name, l))] = name
+	}
+	node := regexp.MustCompile(`^\s*(L\d+) \[label=(".*")\];$`)
 	edge := regexp.MustCompile(`^\s*(L\d+) -> (L\d+)`)
 	names := map[string]string{}
 	var edges []string
 	for _, line := range strings.Split(out.String(), "\n") {
-		if m := node.FindStringSubmatch(line); m != nil {
-			names[m[1]] = m[2]
+		if m := node.FindStringSubmatch(line); m != nil && label[m[2]] != "" {
+			names[m[1]] = label[m[2]]
 		}
 	}
 	for _, line := range strings.Split(out.String(), "\n") {

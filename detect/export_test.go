@@ -291,3 +291,13 @@ const SlabSize = slabSize
 func LogRecheck(file string, d time.Duration) (check func(g int64) (done bool), clockEvery int) {
 	return newTestLogRecheck(file, d).check, recheckClockEvery
 }
+
+// SetDeadlockHook makes f run at the start of every deadlock report's
+// making, until the returned restore is called.
+func SetDeadlockHook(f func()) (restore func()) {
+	testHookDeadlock = f
+	return func() { testHookDeadlock = nil }
+}
+
+// WaitFromEnv exposes the reading of LOCKSMITH_WAIT_TIMEOUT.
+var WaitFromEnv = waitFromEnv

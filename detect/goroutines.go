@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/locksmith-go/locksmith/internal/compat"
 	"github.com/locksmith-go/locksmith/internal/core"
 )
 
@@ -322,16 +323,24 @@ func claim(g int64) *gstate {
 
 // stale reports whether h no longer describes a lock g holds: the lock
 // was collected, or released while Order mode was off (or by a path that
-// did not report it).
+// did not report it). It reads the lock without making it reachable
+// (core.Meta.Holds): the sweeper runs from a cleanup, often while the
+// next collection marks, and must not keep every held lock, and the
+// goroutines blocked on it, alive through it. A write record of a
+// read-write lock that g now holds only for reading (g downgraded it,
+// RLock then Unlock, or unlocked and read-locked it, while Order mode was
+// off) is not stale: it becomes the read record that ReleasedRW makes of
+// a downgrade in Order mode. The caller owns h's gstate (busy, or the
+// sweeper's).
 func (h *held) stale(g int64) bool {
-	l := h.meta.Lock()
-	if l == nil {
-		return true
+	if h.meta.Holds(g, h.read) {
+		return false
 	}
-	if h.read {
-		return !core.RWOf(l, h.meta.Class).HoldsReadNow(g)
+	if !h.read && h.meta.Class.RW && h.meta.Holds(g, true) {
+		h.read = true
+		return false
 	}
-	return l.Owner() != g
+	return true
 }
 
 // remove deletes record i; the vacated slot is cleared.
@@ -366,7 +375,7 @@ func armSweep() {
 	if sweepArmed.Load() || !sweepArmed.CompareAndSwap(false, true) {
 		return
 	}
-	runtime.AddCleanup(&gcTick{}, sweepTick, 0)
+	compat.AddCleanup(&gcTick{}, sweepTick, 0)
 }
 
 func sweepTick(int) {

@@ -185,7 +185,8 @@ func (m *goModule) passes(cached bool, env ...string) string {
 // package's result on the environment variables its test binary read
 // once its tests started. The detector's variables change what a run
 // finds, so a run with another LOCKSMITH_DETECT or LOCKSMITH_DETECT_REPORT
-// must run again, however the first run went.
+// must run again, however the first run went; so must a run with another
+// LOCKSMITH_WAIT_TIMEOUT.
 func TestGoTestCacheSeesTheEnvironment(t *testing.T) {
 	t.Parallel()
 	m := newGoModule(t, map[string]string{"bank.go": bankGo, "bank_test.go": orderedTest})
@@ -195,6 +196,8 @@ func TestGoTestCacheSeesTheEnvironment(t *testing.T) {
 	m.passes(true, detect.EnvVar+"=order")
 	m.passes(false, detect.EnvVar+"=order", detect.ReportEnvVar+"=print")
 	m.passes(false, detect.EnvVar+"=off")
+	m.passes(false, detect.EnvVar+"=off", detect.WaitTimeoutEnvVar+"=1m")
+	m.passes(true, detect.EnvVar+"=off", detect.WaitTimeoutEnvVar+"=1m")
 }
 
 // TestGoTestFailsOnInversion: in Order mode, a lock-order inversion fails

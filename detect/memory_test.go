@@ -1,3 +1,5 @@
+//go:build go1.24
+
 package detect_test
 
 import (
@@ -22,24 +24,6 @@ import (
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
-// waitForGC runs the collector until cond holds: the scan that forgets
-// collected locks runs asynchronously after the cycle that finds them
-// unreachable.
-func waitForGC(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testutil.Liveness)
-	for {
-		runtime.GC()
-		if cond() {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached after %v", what, testutil.Liveness)
-		}
-		runtime.Gosched()
-	}
-}
-
 // near reports whether got is at most slack above base, for every field
 // but Problems, which may be one above: a test's one reported problem is
 // remembered for good (problems are bounded by the program's call sites,
@@ -49,23 +33,6 @@ func near(got, base detect.Stats, slack int) bool {
 		got.CachedEdges <= base.CachedEdges+slack &&
 		got.Problems <= base.Problems+1 && got.SeenLocks <= base.SeenLocks+slack &&
 		got.Metas <= base.Metas+slack
-}
-
-// onCollect counts l's collection in n.
-func onCollect(l sync.Locker, n *atomic.Int32) {
-	count := func(int) { n.Add(1) }
-	switch x := l.(type) {
-	case *mutex.Mutex:
-		runtime.AddCleanup(x, count, 0)
-	case *monitor.Monitor:
-		runtime.AddCleanup(x, count, 0)
-	case *mutex.RWMutex:
-		runtime.AddCleanup(x, count, 0)
-	case *monitor.RWMonitor:
-		runtime.AddCleanup(x, count, 0)
-	default:
-		panic("not a locksmith lock")
-	}
 }
 
 // TestLocksAreCollected: whatever the detector has recorded about a lock
@@ -99,8 +66,8 @@ func TestLocksAreCollected(t *testing.T) {
 			} else {
 				a, b = new(monitor.Monitor), new(mutex.Mutex)
 			}
-			onCollect(a, &collected)
-			onCollect(b, &collected)
+			onCollect(t, a, &collected)
+			onCollect(t, b, &collected)
 			keep = append(keep, a, b)
 			detect.SetName(a, "a")
 			anchor.Lock()
@@ -252,7 +219,7 @@ func TestExitedHoldersReclaimed(t *testing.T) {
 					go func() {
 						defer wg.Done()
 						l := new(mutex.Mutex)
-						onCollect(l, &collected)
+						onCollect(t, l, &collected)
 						l.Lock() // and exit holding it
 					}()
 				}
@@ -290,7 +257,7 @@ func TestModeSwitchWhileHeldReclaimed(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			own := new(mutex.Mutex)
-			onCollect(own, &collected)
+			onCollect(t, own, &collected)
 			own.Lock() // in Order mode: a record
 			holding <- struct{}{}
 			<-switched

@@ -475,7 +475,7 @@ func TestOrderRandomAgainstModel(t *testing.T) {
 			}
 			var collected atomic.Int32
 			for i := 1; i < nlocks; i += 2 {
-				onCollect(locks[i], &collected)
+				onCollect(t, locks[i], &collected)
 				locks[i] = nil
 			}
 			waitForGC(t, "odd locks collected", func() bool { return collected.Load() == nlocks/2 })

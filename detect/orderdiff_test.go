@@ -582,7 +582,7 @@ func runOrderDiff(t *testing.T, seed uint64, phases, steps int) (failure string)
 			if rng.IntN(3) == 0 {
 				dead[ids[i]] = true
 				log = append(log, "gc:"+m.name[ids[i]])
-				onCollect(locks[i], &collected)
+				onCollect(t, locks[i], &collected)
 				want++
 				locks[i] = nil
 			}

@@ -1,6 +1,7 @@
 package detect_test
 
 import (
+	"context"
 	"io"
 	"sync"
 	"testing"
@@ -49,7 +50,7 @@ func TestReporterMayCallBack(t *testing.T) {
 	// error, and its reporter call must return for that to happen.
 	var c, d mutex.Mutex
 	p := halfCycle(t, &d, &c)
-	err := d.LockContext(t.Context())
+	err := d.LockContext(context.Background())
 	require.ErrorIs(t, err, detect.ErrDeadlock)
 	c.Unlock()
 	require.Nil(t, p.Wait(t))

@@ -12,7 +12,9 @@ type Kind int
 
 const (
 	// Deadlock: a cycle of goroutines, each waiting for a lock that the
-	// next one holds, that the reporting goroutine was about to close.
+	// next one holds, that the reporting goroutine was about to close; or
+	// a wait for a lock whose holder has exited holding it (the last
+	// step is Exited).
 	Deadlock Kind = iota + 1
 	// LockOrder: an acquisition closed a cycle in the lock-order graph, a
 	// deadlock that this run did not hit but another interleaving can.
@@ -20,6 +22,14 @@ const (
 	// WaitTimeout: a goroutine has been blocked on one lock for longer
 	// than the wait timeout.
 	WaitTimeout
+	// StuckWaiter: a goroutine was still blocked on a lock when the test
+	// that started it ended (VerifyNone), or when the run ended
+	// (VerifyTestMain).
+	StuckWaiter
+	// CondWait: a goroutine's Cond wait has gone unsignalled for the wait
+	// timeout while goroutines have waited as long for a lock it holds (a
+	// nested-monitor lockout) or for the Cond's lock (see condwatch.go).
+	CondWait
 )
 
 // String returns the kind in words: "deadlock", "lock order" or "wait
@@ -32,6 +42,10 @@ func (k Kind) String() string {
 		return "lock order"
 	case WaitTimeout:
 		return "wait timeout"
+	case StuckWaiter:
+		return "stuck waiter"
+	case CondWait:
+		return "cond wait"
 	}
 	return fmt.Sprintf("detect.Kind(%d)", int(k))
 }
@@ -86,6 +100,9 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 // which the next step's goroutine holds, or, if that step is Queued, waits
 // for as a writer queued ahead of new readers (the last step's WaitsFor
 // is the first step's goroutine's); Stack is where the goroutine is now.
+// A Deadlock whose last step is Exited is no cycle: that step's goroutine
+// has exited holding Holds, for good, and waits for nothing (WaitsFor is
+// nil, Stack empty); the step before it waits for that lock.
 //
 // For a LockOrder report, the step is one edge of the lock-order graph:
 // Goroutine acquired WaitsFor while holding Holds, at Stack, the first time
@@ -93,6 +110,10 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 // give. The last step is the acquisition that closed the cycle (or, for a
 // cycle of read locks reported when one of them was first write-locked,
 // the acquisition that formed it).
+//
+// For a StuckWaiter, the steps are as for a WaitTimeout, each with its
+// State; a holder step whose goroutine itself waits for a lock has that
+// lock as its WaitsFor.
 //
 // For a WaitTimeout, the first step is the waiting goroutine (WaitsFor is
 // the lock) and the next is the holder (Holds is the same lock), each
@@ -129,12 +150,25 @@ type Step struct {
 	// waits for the readers to leave; first-time readers queue behind it,
 	// so the previous step waits for it though it holds nothing yet.
 	Queued bool
+	// Cond, in the first step of a CondWait report, is the Cond the
+	// goroutine waits on; Holds is then a lock it holds that the later
+	// steps' goroutines wait for (directly, or behind a writer queued on
+	// it), or nil if they wait for the Cond's own lock, whose holder is
+	// the last step.
+	Cond *CondInfo
+	// Exited, in a Deadlock step: the goroutine has exited holding Holds
+	// (see Step).
+	Exited bool
 	// Stack is the goroutine's stack without locksmith's own frames,
 	// innermost first: where it is now (Deadlock, WaitTimeout), or where
 	// it made the acquisition (LockOrder).
 	Stack []Frame
 	// HoldsAt is where the goroutine acquired Holds (see above).
 	HoldsAt []Frame
+	// State, in a StuckWaiter report, is the goroutine's state as
+	// runtime.Stack prints it ("chan send", "sync.WaitGroup.Wait",
+	// "running"), or "" if it has exited.
+	State string
 }
 
 // Report is what the detector found, as a value.
@@ -148,9 +182,20 @@ type Report struct {
 	Mode   Mode          // the detector's mode when the report was made
 	Steps  []Step        // the cycle, or the waiter and its holders (see Step)
 	Waited time.Duration // WaitTimeout only: how long the goroutine had waited
+	// BackedOff, for a Deadlock: the refused call was one that returns
+	// without the lock instead of panicking (LockContext, LockTimeout and
+	// their read forms), so that its caller backs off. The default
+	// reporters print such a refusal as one line (see Report.Line).
+	BackedOff bool
 
 	tally *tally // shared by every occurrence of the problem; nil for a Report made by hand
 	late  *lateWrite
+	// For the recorder (recorder.go): the test function whose goroutine
+	// made it, if known, and the scope of the test that claims it, once
+	// claimDone.
+	test      string
+	claimed   *scope
+	claimDone bool
 }
 
 // lateWrite says, for a LockOrder report, that the cycle formed earlier
@@ -187,6 +232,10 @@ func (r *Report) String() string {
 		header(&b, "Found one locksmith deadlock:")
 		for i, s := range r.Steps {
 			next := r.Steps[(i+1)%len(r.Steps)]
+			if s.Exited {
+				exitedStep(&b, r, s)
+				continue
+			}
 			fmt.Fprintf(&b, "goroutine %d:\n", s.Goroutine)
 			if s.Holds != nil && !s.Queued {
 				fmt.Fprintf(&b, "  holds %s%s\n", s.Holds, access(s.Holds, s.HoldsForReading))
@@ -200,7 +249,7 @@ func (r *Report) String() string {
 			if next.Queued {
 				fmt.Fprintf(&b, "  behind goroutine %d, a writer queued on it%s\n", next.Goroutine, readers(s.WaitsFor))
 			} else {
-				fmt.Fprintf(&b, "  which is held%s by goroutine %d%s\n", access(s.WaitsFor, next.HoldsForReading), next.Goroutine, readers(s.WaitsFor))
+				fmt.Fprintf(&b, "  which is held%s by goroutine %d%s%s\n", access(s.WaitsFor, next.HoldsForReading), next.Goroutine, exitedMark(next), readers(s.WaitsFor))
 			}
 		}
 		r.sitesNote(&b)
@@ -254,6 +303,8 @@ func (r *Report) String() string {
 				"  and a writer queued on a read-locked lock holds out new readers)\n")
 		}
 		r.seenLine(&b)
+	case CondWait:
+		r.condString(&b)
 	case WaitTimeout:
 		header(&b, "locksmith: goroutine blocked on a lock for "+r.Waited.Round(time.Millisecond).String())
 		w := r.Steps[0]
@@ -280,7 +331,34 @@ func (r *Report) String() string {
 			stack(&b, s)
 		}
 		r.seenLine(&b)
+	case StuckWaiter:
+		r.stuckString(&b)
 	}
+	return b.String()
+}
+
+// Line formats r in one line: for a Deadlock, the goroutines of the
+// cycle, the lock each waits for and where it waits, as the default
+// reporters print a refusal that its caller backs off from; for the
+// other kinds, the first line of String.
+func (r *Report) Line() string {
+	if r.Kind != Deadlock {
+		line, _, _ := strings.Cut(r.String(), "\n")
+		return line
+	}
+	var b strings.Builder
+	b.WriteString("locksmith: refused a wait that would close a deadlock cycle; the caller backs off: ")
+	for i, s := range r.Steps {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "goroutine %d waits for %s%s", s.Goroutine, short(s.WaitsFor), access(s.WaitsFor, s.WaitsForReading))
+		if len(s.Stack) > 0 {
+			f := s.Stack[0]
+			fmt.Fprintf(&b, " at %s:%d", f.File, f.Line)
+		}
+	}
+	b.WriteString(" (reported once; Report.Seen counts the occurrences)")
 	return b.String()
 }
 
@@ -426,6 +504,10 @@ func (e *DeadlockError) Error() string {
 	b.WriteString("detect: deadlock: ")
 	steps := e.Report.Steps
 	for i, s := range steps {
+		if s.Exited {
+			b.WriteString(" (for good: only the holder may unlock it)")
+			continue
+		}
 		if i > 0 {
 			b.WriteString("; ")
 		}
@@ -435,8 +517,8 @@ func (e *DeadlockError) Error() string {
 				access(s.WaitsFor, s.WaitsForReading), next.Goroutine)
 			continue
 		}
-		fmt.Fprintf(&b, "goroutine %d waits for %s%s held%s by goroutine %d", s.Goroutine, short(s.WaitsFor),
-			access(s.WaitsFor, s.WaitsForReading), access(s.WaitsFor, next.HoldsForReading), next.Goroutine)
+		fmt.Fprintf(&b, "goroutine %d waits for %s%s held%s by goroutine %d%s", s.Goroutine, short(s.WaitsFor),
+			access(s.WaitsFor, s.WaitsForReading), access(s.WaitsFor, next.HoldsForReading), next.Goroutine, exitedMark(next))
 	}
 	return b.String()
 }
@@ -471,6 +553,9 @@ func (e *LockOrderError) Error() string {
 		last := r.Steps[n-1]
 		fmt.Fprintf(&b, ": goroutine %d locked %s while holding %s, the reverse of an order seen before",
 			last.Goroutine, short(last.WaitsFor), short(last.Holds))
+	}
+	if r.test != "" {
+		fmt.Fprintf(&b, " (in %s)", testName(r.test))
 	}
 	b.WriteString("\n\n")
 	b.WriteString(r.String())

@@ -1,6 +1,7 @@
 package detect_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -262,7 +263,7 @@ func deadlockBothWays(t *testing.T) *detect.DeadlockError {
 	})
 	<-xHeld
 	detecttest.WaitParked(t, &y, other.ID(t))
-	err := x.LockContext(t.Context())
+	err := x.LockContext(context.Background())
 	y.Unlock()
 	require.Nil(t, other.Wait(t))
 	var de *detect.DeadlockError

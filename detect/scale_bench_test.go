@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix && go1.24
 
 package detect_test
 

@@ -55,6 +55,7 @@ var wd struct {
 func watchdogConfigured(d time.Duration) {
 	wd.timeout.Store(int64(d))
 	wd.gen.Add(1)
+	condWatchConfigured(d)
 	if d > 0 {
 		watchdogParked()
 	}
@@ -104,12 +105,8 @@ func scan(g uint64) {
 		return
 	}
 	now := core.Now()
-	var overdue []core.WaitInfo
-	core.Waiting(func(wi core.WaitInfo) {
-		if time.Duration(now-wi.Since) >= d && wi.MarkTimedOut() {
-			overdue = append(overdue, wi)
-		}
-	})
+	condReports, behindCond := condScan(now, d) // before the lock waits it reports are taken below
+	overdue := core.Overdue(now-int64(d), behindCond)
 	wd.mu.Lock()
 	if wd.armed.Load() == g {
 		schedule(g, d)
@@ -118,7 +115,8 @@ func scan(g uint64) {
 	// Reports go out after the next scan is scheduled, so that a reporter
 	// that panics or exits its goroutine (t.FailNow) cannot stop the
 	// watchdog.
-	reports := make([]*Report, 0, len(overdue))
+	reports := make([]*Report, 0, len(overdue)+len(condReports))
+	reports = append(reports, condReports...)
 	for _, wi := range overdue {
 		r := waitReport(wi, time.Duration(now-wi.Since))
 		gs := []int64{wi.G}

@@ -21,10 +21,11 @@ var ErrNilContext = errors.New("nil context")
 // mutex.ErrStranded and monitor.ErrStranded are this value.
 var ErrStranded = errors.New("waiter stranded in an ended synctest bubble")
 
-// ErrReadLocker is matched (with errors.Is) by the panic value of
-// condvar.New given the RLocker of a locksmith read-write lock: a
-// condition needs the exclusive lock. condvar.ErrReadLocker is this value.
-var ErrReadLocker = errors.New("condition on a read lock")
+// ErrReadLocker is matched (with errors.Is) by the panic value of a wait on
+// a condvar.Cond bound to the RLocker of a locksmith read-write lock, made
+// by the goroutine that holds the lock for writing: the wait would keep
+// the write lock. condvar.ErrReadLocker is this value.
+var ErrReadLocker = errors.New("read-lock condition wait by the writer")
 
 // Error is the panic value of a call that broke a lock's contract. The
 // lock it was made on is left as it was, and usable.

@@ -97,8 +97,13 @@ func TestEveryMisusePanicIsAnError(t *testing.T) {
 			c.L = &b
 			_ = c.Locker()
 		}, condvar.ErrLockerChanged, nil},
-		{"condvar New(RLocker())", func() { condvar.New(new(mutex.RWMutex).RLocker()) },
-			condvar.ErrReadLocker, []error{misuse.ErrReadLocker}},
+		{"condvar wait on RLocker() by the writer", func() {
+			rw := new(mutex.RWMutex)
+			c := condvar.New(rw.RLocker())
+			rw.Lock()
+			defer rw.Unlock()
+			c.Wait()
+		}, condvar.ErrReadLocker, []error{misuse.ErrReadLocker}},
 		{"detect WithMode out of range", func() { detect.WithMode(detect.Mode(42)) }, detect.ErrBadOption, nil},
 		{"detect WithWaitTimeout negative", func() { detect.WithWaitTimeout(-time.Second) }, detect.ErrBadOption, nil},
 		{"detect SetName of a foreign lock", func() { detect.SetName(new(sync.Mutex), "x") }, detect.ErrNotLocksmithLock, nil},

@@ -10,6 +10,10 @@ func RWQueues(rw *RWMonitor) (writers, readers int) {
 	return rw.l.QueuedWriters(), rw.l.QueuedReaders()
 }
 
+// RWReadersWaiting reports whether rw's state word says readers are
+// queued behind a writer, which sends RLock and Unlock to their slow paths.
+func RWReadersWaiting(rw *RWMonitor) bool { return rw.l.ReadersWaiting() }
+
 // RWDraining reports whether a writer of rw is waiting for readers to
 // leave.
 func RWDraining(rw *RWMonitor) bool { return rw.l.Draining() }

@@ -31,9 +31,11 @@ var ErrNilContext = misuse.ErrNilContext
 // testing/synctest bubble that has ended: the lock was held, while
 // synctest.Test ran, by the goroutine that called Test, and the bubble
 // deadlocked on it. The waiter stays blocked. An Unlock releases the lock
-// all the same, and it stays usable; after an RUnlock the stranded waiter
-// is a writer that holds the write lock, for good (docs/synctest.md). It
-// is the same value as mutex.ErrStranded.
+// all the same, and it stays usable: the stranded waiters (a writer, or
+// the readers queued behind a read-write lock's writer) come off its
+// queues. After an RUnlock the stranded waiter is a writer that holds the
+// write lock, for good (docs/synctest.md). It is the same value as
+// mutex.ErrStranded.
 var ErrStranded = misuse.ErrStranded
 
 // A Monitor is a reentrant mutual exclusion lock with a hold count.

@@ -52,3 +52,18 @@ func TestSynctestRWMonitorDurableAgainAfterSharing(t *testing.T) {
 	locktest.RWSharedAcrossBubbles(t, sharedRWLock, 2, 4, 1000)
 	locktest.RWDurableInOneBubble(t, sharedRWLock)
 }
+
+// A writer that held the lock while it ran synctest.Test, whose bubble
+// deadlocked on it with readers queued, cannot wake those readers: its
+// Unlock takes them off the queue and panics with ErrStranded, and the
+// lock is back on its fast paths.
+func TestSynctestRWMonitorUnlockStrandsReaders(t *testing.T) {
+	locktest.RWUnlockStrandsReaders(t, "TestSynctestRWMonitorUnlockStrandsReaders", monitor.ErrStranded, func() locktest.StrandedRW {
+		rw := new(monitor.RWMonitor)
+		return locktest.StrandedRW{
+			L:              rw,
+			Queues:         func() (int, int) { return monitor.RWQueues(rw) },
+			ReadersWaiting: func() bool { return monitor.RWReadersWaiting(rw) },
+		}
+	})
+}

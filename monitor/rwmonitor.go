@@ -52,7 +52,8 @@ var ErrUpgrade = errors.New("deadlock; read-to-write upgrade")
 // RWMonitor may be shared across bubbles without the runtime killing the
 // program, with waits that are then not durable (as with mutex.RWMutex and
 // docs/synctest.md). Re-entry in either mode costs no atomic write.
-// NewCond returns conditions bound to the write lock.
+// NewCond returns conditions bound to the write lock; a condvar.Cond of
+// RLocker is bound to the read lock.
 type RWMonitor struct {
 	_      noCopy
 	l      core.RWLock
@@ -67,8 +68,7 @@ func init() {
 		case *RWMonitor:
 			return core.Adapter{Lock: rw.l.WriterLock(), Class: core.ClassRWMonitor, Cond: rwCondLocker{rw}}, true
 		case rlocker:
-			return core.Adapter{Lock: rw.rw.l.WriterLock(), Class: core.ClassRWMonitor,
-				CondErr: core.Misuse("condvar: a Cond on rw.RLocker() of a *monitor.RWMonitor: a condition needs the write lock; use rw.NewCond()", core.ErrReadLocker)}, true
+			return core.Adapter{Lock: rw.rw.l.WriterLock(), Class: core.ClassRWMonitor, Cond: readCondLocker(rw)}, true
 		}
 		return core.Adapter{}, false
 	})
@@ -561,8 +561,12 @@ func (rw *RWMonitor) Locked() bool { return rw.l.WriteLocked() }
 func (rw *RWMonitor) Readers() int { return rw.l.Readers() }
 
 // RLocker returns a sync.Locker that implements Lock and Unlock by calling
-// rw.RLock and rw.RUnlock. It cannot carry a condition (condvar.New of it
-// panics): conditions belong to the write lock, as in Java.
+// rw.RLock and rw.RUnlock. A condvar.Cond bound to it works as a
+// sync.Cond on sync.RWMutex's RLocker does: a wait requires a read hold,
+// releases every read hold of the caller and restores the count before
+// returning. The writer may not wait on such a Cond: the wait would keep
+// the write lock, which shuts out every goroutine that could signal, so
+// it panics with an error matching condvar.ErrReadLocker.
 func (rw *RWMonitor) RLocker() sync.Locker { return rlocker{rw} }
 
 type rlocker struct{ rw *RWMonitor }

@@ -24,7 +24,8 @@ func BenchmarkMutexCancel(b *testing.B) {
 	}()
 	<-held
 	b.ReportAllocs()
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
 			for mutex.QueueLen(&m) == 0 {

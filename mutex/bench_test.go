@@ -73,7 +73,8 @@ func BenchmarkMutexContendedRatio(b *testing.B) {
 // alone, so that their results can be read against it.
 func BenchmarkWork(b *testing.B) {
 	var x uint64
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		x = testutil.Work(x)
 	}
 	sink = x

@@ -225,8 +225,9 @@ func TestSynctestMutexNonDurableWaitCancelled(t *testing.T) {
 // that must not kill the process (waking the bubble's waiter from outside
 // would be the runtime's fatal error): it leaves that waiter blocked, says
 // so in a panic, and the mutex goes on, releasing and waking as before,
-// in every detection mode; an RWMutex's writer lock likewise, with a
-// reader waiting behind the next writer woken too. A read lock held so
+// in every detection mode; an RWMutex's writer lock likewise, with the
+// bubble's queued reader stranded too (in the same panic) and a reader
+// waiting behind the next writer woken. A read lock held so
 // (rwmutex-read, rwmonitor-read) strands a writer of the bubble that waits for it to
 // leave, and that writer holds the write lock: the reader's RUnlock
 // cannot help it, and says so in a panic. Run in a child process:
@@ -315,7 +316,10 @@ func holderOutsideChild(t *testing.T, kind, mode string) {
 	}
 	assert.Contains(t, err.Error(), "the lock goes on without it", "Unlock's panic")
 	if rw != nil {
-		rw.RLock() // readers come in past the reader left queued
+		_, r := mutex.RWQueues(rw)
+		assert.Zero(t, r, "the bubble's reader left queued")
+		assert.False(t, mutex.RWReadersWaiting(rw), "readersWaiting left set")
+		rw.RLock()
 		rw.RUnlock()
 	}
 	m.Lock()
@@ -325,7 +329,7 @@ func holderOutsideChild(t *testing.T, kind, mode string) {
 	})
 	var r *testutil.Proc
 	if rw != nil {
-		testutil.WaitFor(t, "a writer queued", func() bool { return queued() == 2 })
+		testutil.WaitFor(t, "a writer queued", func() bool { return queued() == 1 })
 		r = testutil.Spawn(func() {
 			rw.RLock()
 			rw.RUnlock()
@@ -333,7 +337,7 @@ func holderOutsideChild(t *testing.T, kind, mode string) {
 	}
 	want := 1
 	if rw != nil {
-		want = 3 // with the bubble's reader, left queued
+		want = 2 // the writer and the reader
 	}
 	testutil.WaitFor(t, "waiters queued", func() bool { return queued() == want })
 	m.Unlock()

@@ -17,6 +17,10 @@ func RWQueues(rw *RWMutex) (writers, readers int) {
 // inline slots exists.
 func RWOverflowAllocated(rw *RWMutex) bool { return rw.l.OverflowAllocated() }
 
+// RWReadersWaiting reports whether rw's state word says readers are
+// queued behind a writer, which sends RLock and Unlock to their slow paths.
+func RWReadersWaiting(rw *RWMutex) bool { return rw.l.ReadersWaiting() }
+
 // RWDraining reports whether a writer of rw is waiting for readers to
 // leave.
 func RWDraining(rw *RWMutex) bool { return rw.l.Draining() }

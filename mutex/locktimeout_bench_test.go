@@ -17,7 +17,8 @@ func BenchmarkMutexLockTimeout(b *testing.B) {
 	b.Run("uncontended/Lock", func(b *testing.B) {
 		var m mutex.Mutex
 		b.ReportAllocs()
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			m.Lock()
 			m.Unlock()
 		}
@@ -25,7 +26,8 @@ func BenchmarkMutexLockTimeout(b *testing.B) {
 	b.Run("uncontended/LockTimeout", func(b *testing.B) {
 		var m mutex.Mutex
 		b.ReportAllocs()
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			if m.LockTimeout(time.Second) {
 				m.Unlock()
 			}
@@ -45,7 +47,8 @@ func BenchmarkMutexLockTimeout(b *testing.B) {
 		}()
 		<-locked
 		b.ReportAllocs()
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			if timed(&m) {
 				b.Fatal("got a mutex held by another goroutine")
 			}

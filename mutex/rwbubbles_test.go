@@ -52,3 +52,18 @@ func TestSynctestRWMutexDurableAgainAfterSharing(t *testing.T) {
 	locktest.RWSharedAcrossBubbles(t, sharedRWLock, 2, 4, 1000)
 	locktest.RWDurableInOneBubble(t, sharedRWLock)
 }
+
+// A writer that held the lock while it ran synctest.Test, whose bubble
+// deadlocked on it with readers queued, cannot wake those readers: its
+// Unlock takes them off the queue and panics with ErrStranded, and the
+// lock is back on its fast paths.
+func TestSynctestRWMutexUnlockStrandsReaders(t *testing.T) {
+	locktest.RWUnlockStrandsReaders(t, "TestSynctestRWMutexUnlockStrandsReaders", mutex.ErrStranded, func() locktest.StrandedRW {
+		rw := new(mutex.RWMutex)
+		return locktest.StrandedRW{
+			L:              rw,
+			Queues:         func() (int, int) { return mutex.RWQueues(rw) },
+			ReadersWaiting: func() bool { return mutex.RWReadersWaiting(rw) },
+		}
+	})
+}

@@ -67,8 +67,7 @@ func init() {
 		case *RWMutex:
 			return core.Adapter{Lock: rw.l.WriterLock(), Class: core.ClassRWMutex, Cond: rwCondLocker{rw}}, true
 		case rlocker:
-			return core.Adapter{Lock: rw.rw.l.WriterLock(), Class: core.ClassRWMutex,
-				CondErr: core.Misuse("condvar: a Cond on rw.RLocker() of a *mutex.RWMutex: a condition needs the write lock; use condvar.New(rw)", core.ErrReadLocker)}, true
+			return core.Adapter{Lock: rw.rw.l.WriterLock(), Class: core.ClassRWMutex, Cond: readCondLocker(rw)}, true
 		}
 		return core.Adapter{}, false
 	})
@@ -418,7 +417,11 @@ func (rw *RWMutex) rlockTimeoutSlow(g int64, d time.Duration) bool {
 // It is a run-time error, reported by a panic matching ErrNotOwner, if the
 // calling goroutine does not hold rw for reading; rw is left unchanged.
 // Unlike sync.RWMutex, a read lock cannot be released by a goroutine other
-// than the one that took it.
+// than the one that took it. If the caller lost its read lock in a wait
+// on a condvar.Cond of rw.RLocker() whose reacquire panicked, its next
+// such RUnlock panics with an error that also matches that panic value,
+// or returns quietly if the goroutine is exiting by runtime.Goexit, as
+// Unlock does after a wait on the write lock.
 func (rw *RWMutex) RUnlock() { rwRUnlock(rw) }
 
 // rwRUnlockGo is RUnlock in Go; rwRUnlock is it or its assembly fast
@@ -456,6 +459,12 @@ func (rw *RWMutex) runlockSlow(g int64, r int) {
 
 //lint:ignore U1000 called only from runlockSlow, which the assembly reaches
 func (rw *RWMutex) runlockFailed(g int64) {
+	if cause, quiet, ok := rw.l.WriterLock().TakeLost(g); ok {
+		if quiet {
+			return
+		}
+		panic(core.LostError(fmt.Sprintf("mutex: runlock by goroutine %d of rwmutex its cond wait could not retake", g), cause))
+	}
 	if rw.l.Writer() == g {
 		panic(core.Misuse(fmt.Sprintf("mutex: runlock by goroutine %d of rwmutex it holds for writing (use Unlock)", g), ErrNotOwner))
 	}
@@ -488,8 +497,9 @@ func (rw *RWMutex) Locked() bool { return rw.l.WriteLocked() }
 func (rw *RWMutex) Readers() int { return rw.l.Readers() }
 
 // RLocker returns a sync.Locker that implements Lock and Unlock by calling
-// rw.RLock and rw.RUnlock. It cannot carry a condition: condvar.New of it
-// panics (bind the condition to rw, the write lock).
+// rw.RLock and rw.RUnlock. A condvar.Cond bound to it works as a
+// sync.Cond on sync.RWMutex's RLocker does: a wait requires the caller's
+// read lock, releases it and takes it again before returning.
 func (rw *RWMutex) RLocker() sync.Locker { return rlocker{rw} }
 
 type rlocker struct{ rw *RWMutex }
@@ -505,22 +515,5 @@ type rwCondLocker struct{ rw *RWMutex }
 func (c rwCondLocker) Owned() bool     { return c.rw.Owned() }
 func (c rwCondLocker) ReleaseAll() int { c.rw.Unlock(); return 1 }
 
-// Restore retakes the write lock. If that panics (deadlock detection
-// refuses it, or a LockOrder reporter panics or exits the goroutine), the
-// lost hold is recorded for unlockFailed before the panic goes on.
-func (c rwCondLocker) Restore(int) {
-	g := gid.Get()
-	done := false
-	defer func() {
-		if !done {
-			cause := recover()
-			c.rw.l.WriterLock().LoseHolds(core.ClassRWMutex, g, 1, cause)
-			if cause != nil {
-				panic(cause)
-			}
-		}
-	}()
-	c.rw.Lock()
-	done = true
-	c.rw.l.WriterLock().ForgetLost(g)
-}
+// Restore retakes the write lock (see retakeForCond).
+func (c rwCondLocker) Restore(int) { c.rw.retakeForCond(c.rw.Lock) }

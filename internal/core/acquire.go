@@ -80,8 +80,8 @@ func (l *Lock) acquireDeadline(g int64, ctx context.Context, deadline time.Time,
 		}
 		switch p.park(sema, l, dt) {
 		case parkCancelled:
-			p.finish(dt) // dequeued by l.cancel: no wakeup to pass on
-			return w.cancelled
+			p.finish(dt) // dequeued by l.cancel or failQueued: no wakeup to pass on
+			return w.cancelErr()
 		case parkDone:
 			p.quit(l, dt)
 			return ctx.Err()

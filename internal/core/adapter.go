@@ -5,6 +5,11 @@ import "sync"
 // CondLocker is what a condition variable needs from an owner-aware lock
 // beyond sync.Locker.
 type CondLocker interface {
+	// Owned reports whether the caller holds the lock as a wait needs it.
+	// It may panic instead, with a misuse error (see Misuse), when the
+	// caller holds the lock but a wait would still be wrong, before the
+	// wait changes anything: the writer of a read-write lock waiting on
+	// a condition of its read lock, which would keep the write lock.
 	Owned() bool
 	// ReleaseAll releases every hold the caller has and returns the count,
 	// for Restore.
@@ -19,10 +24,6 @@ type Adapter struct {
 	Lock  *Lock
 	Class *Class
 	Cond  CondLocker
-	// CondErr, if not nil, is what condvar.New panics with for this
-	// locker: the read side of a read-write lock cannot carry a
-	// condition.
-	CondErr error
 }
 
 var adapters []func(sync.Locker) (Adapter, bool)

@@ -73,11 +73,17 @@ func inBubble() bool {
 }
 
 // The goroutine -> domain cache. A goroutine's domain never changes while
-// it runs (a goroutine is created in its bubble or outside any; only the
-// caller of synctest.Test is counted in the bubble while it is blocked
-// waiting for the bubble to end), and goroutine IDs are not reused, so an
-// entry filled by the goroutine itself or from a dump's lasting answers
-// (see fillFromDump) never goes stale. The cache is direct-mapped by
+// it runs (a goroutine is created in its bubble or outside any), with one
+// exception: the caller of synctest.Test is counted in the bubble while it
+// waits for the bubble to end, and outside it before and after. So an
+// entry filled by the goroutine itself never goes stale but for that
+// caller's: one it filled before it called Test says DomOutside while Test
+// runs. holderIn, where that answer would change a park, asks the bubble's
+// root cache (below) whenever the cache says DomOutside. An entry filled
+// from a dump holds only lasting answers (see fillFromDump). Goroutine IDs
+// are not reused, except that the callbacks of C threads into Go share
+// goroutines (see package gid), which run on in their domain, outside any
+// bubble. The cache is direct-mapped by
 // goroutine ID: a colliding goroutine overwrites the slot, and a miss only
 // costs the lookup again. Each slot packs goid<<24 | domain in one word,
 // so that a lookup is a load and a fill a store, with nothing to allocate.
@@ -154,13 +160,93 @@ func bubbleDomain(id uint64) Domain {
 // DomOutside means "not seen in a bubble": it may be a goroutine of a
 // bubble that the runtime had detached for a moment (see fillFromDump).
 func domainOf(g int64) Domain {
+	d, _ := lookupDomain(g)
+	return d
+}
+
+// lookupDomain is domainOf that also reports whether g was missing from
+// the dump it took (gone, with d DomUnknown): g had exited by then, or is
+// the goroutine of a C thread's callbacks whose thread has exited (see
+// package gid); either way it runs no code of ours again.
+func lookupDomain(g int64) (d Domain, gone bool) {
 	if d, ok := cachedDomain(g); ok {
-		return d
+		return d, false
 	}
 	if g == gid.Get() {
-		return CurDomain()
+		return CurDomain(), false
 	}
-	return fillFromDump(allStacks(), g)
+	return fillDump(allStacks(), g)
+}
+
+// holderIn reports whether goroutine o, a lock's holder (0: none), is no
+// waker of another domain for a waiter of bubble d: it is of d, or is the
+// caller of synctest.Test of bubble d (counted in d while Test runs, though
+// the cache may say DomOutside: see isRoot), or it has exited still
+// holding the lock (held, asked after the dump, says whether o holds it
+// still), and so wakes nobody again. It may cost a dump of all goroutines
+// (see domainOf): only goroutines about to park in a bubble ask.
+//
+// A holder that has exited stays the holder for good (IDs are not reused,
+// and only the holder may release): a wait behind it, parked durably,
+// lets synctest report the bubble's deadlock at once, where a park on sem
+// would leave the bubble hanging until go test's -timeout. Two kinds of
+// goroutine are missing from a dump without having exited, and may run
+// again: that of a C thread's callbacks whose thread has exited (see
+// package gid), and the runtime's finalizer and cleanup goroutines
+// between callbacks. Should one of them release the lock while the waiter
+// waits durably, the release panics with ErrStranded (wakeable), as for
+// the caller of synctest.Test; docs/synctest.md says so.
+func holderIn(o int64, d Domain, held func(int64) bool) bool {
+	if o == 0 {
+		return true
+	}
+	od, gone := lookupDomain(o)
+	switch {
+	case od == d:
+		return true
+	case gone:
+		return held(o)
+	case od == DomOutside:
+		return isRoot(o, d)
+	}
+	return false
+}
+
+// The root cache: the caller of synctest.Test, the root, of each bubble
+// seen in a dump, so that a holder cached as DomOutside is told from the
+// root of a waiter's bubble without a dump per park. A bubble has one root
+// for its whole life, and bubble IDs are not reused: an entry never goes
+// stale, and is asked only by waiters of its bubble, which live no longer
+// than the bubble. Slots pack goid<<24 | domain, as the domain cache's do.
+var rootCache [64]atomic.Uint64
+
+func cachedRoot(d Domain) (int64, bool) {
+	e := rootCache[uint64(d)%uint64(len(rootCache))].Load()
+	if e == 0 || Domain(e&(1<<domBits-1)) != d {
+		return 0, false
+	}
+	return int64(e >> domBits), true
+}
+
+func cacheRoot(d Domain, g int64) {
+	if !d.Bubble() || g <= 0 || g > maxCachedG {
+		return
+	}
+	rootCache[uint64(d)%uint64(len(rootCache))].Store(uint64(g)<<domBits | uint64(d))
+}
+
+// isRoot reports whether g runs synctest.Test for bubble d now. A miss in
+// the root cache costs a dump, which fills it.
+func isRoot(g int64, d Domain) bool {
+	if !d.Bubble() {
+		return false
+	}
+	if r, ok := cachedRoot(d); ok {
+		return r == g
+	}
+	fillFromDump(allStacks(), g)
+	r, ok := cachedRoot(d)
+	return ok && r == g
 }
 
 // allStacks returns a dump of every goroutine's stack, as runtime.Stack
@@ -216,27 +302,39 @@ func headerOf(dump []byte, g int64) string {
 //     either (rt.Transient).
 //   - The caller of synctest.Test is counted in the bubble while it waits
 //     for the bubble to end (internal/synctest.Run is on its stack), and
-//     outside it afterwards, so it is reported but not cached.
+//     outside it afterwards, so it is reported but not cached; it goes in
+//     the root cache instead (see isRoot).
 //
 // Rejected alternative: caching DomOutside from dumps too, which would
 // spare a later dump for a holder outside bubbles that only ever took
 // locks on the fast path. Nothing in a dump tells such a holder from a
 // goroutine of a bubble detached for a moment.
 func fillFromDump(dump []byte, g int64) Domain {
-	found := DomUnknown
-	for h, stack := range rt.Goroutines(dump) {
+	d, _ := fillDump(dump, g)
+	return d
+}
+
+// fillDump is fillFromDump that also reports whether g is missing from
+// dump (gone).
+func fillDump(dump []byte, g int64) (found Domain, gone bool) {
+	found, gone = DomUnknown, true
+	for gs := rt.Goroutines(dump); gs.Next(); {
+		h, stack := gs.Header, gs.Stack
 		d := DomOutside
 		bubbled := h.Bubble != 0
 		if bubbled {
 			d = bubbleDomain(h.Bubble)
 		}
 		if h.ID == g {
-			found = d
+			found, gone = d, false
 		}
 		root := strings.HasPrefix(h.State, "synctest.Run") || stack.HasFrame("internal/synctest.Run")
+		if bubbled && root {
+			cacheRoot(d, h.ID)
+		}
 		if bubbled && !root && !rt.Transient(h.State) {
 			cacheDomain(h.ID, d)
 		}
 	}
-	return found
+	return found, gone
 }

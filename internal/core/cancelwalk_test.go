@@ -79,16 +79,17 @@ func TestCancelledSemaWaiterNotInCycle(t *testing.T) {
 	}()
 	a = <-ga
 	testutil.WaitFor(t, "A parked on its semaphore behind B", func() bool {
-		s := shardOf(a)
-		s.mu.Lock()
-		w := s.m[a]
-		s.mu.Unlock()
-		if w == nil {
+		if _, ok := waitingOn(a); !ok {
 			return false
 		}
 		l2.mu.Lock()
 		defer l2.mu.Unlock()
-		return w.inq && w.sema
+		for w := l2.q.head; w != nil; w = w.next {
+			if w.g == a {
+				return w.inq && w.sema
+			}
+		}
+		return false
 	})
 	cancel()
 	<-bubble

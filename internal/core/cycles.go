@@ -160,10 +160,23 @@ func walk(w *waiter) []Hop {
 // registered goroutine takes no new lock), so that member's walk always
 // sees it; the others may see it too if they walk at the same moment, and
 // must then park rather than refuse as well.
-func checkCycle(w *waiter) []Hop {
+//
+// The engine's Stacks runs between the two walks, so that the stacks in a
+// verified cycle were taken while every goroutine of it waited where the
+// cycle says: a goroutine that gave up its wait before them (a
+// LockTimeout that expired, a LockContext cancelled) changes its
+// registration, and the second walk rejects the cycle, and one that gives
+// up after them was still waiting when they were taken. Taken after the
+// second walk, they could show a goroutine of the cycle where it moved on
+// to, and make one problem two.
+func checkCycle(w *waiter) *Cycle {
 	first := walk(w)
 	if first == nil {
 		return nil
+	}
+	var stacks any
+	if engine != nil {
+		stacks = engine.Stacks(first)
 	}
 	for i, s := range first {
 		if s.epoch > w.epoch {
@@ -177,13 +190,27 @@ func checkCycle(w *waiter) []Hop {
 			return nil
 		}
 	}
-	return first
+	return &Cycle{Hops: first, Stacks: stacks}
+}
+
+// Cycle is a verified wait-for cycle that the calling goroutine
+// (Hops[0].G) would close, as Engine.Deadlock receives it.
+type Cycle struct {
+	Hops []Hop
+	// Stacks is what Engine.Stacks returned for Hops, taken while every
+	// goroutine of the cycle waited where Hops say (see checkCycle).
+	Stacks any
+	// BacksOff says that the refused wait returns an error to its caller
+	// (LockContext, LockTimeout and their reader and writer forms), which
+	// is expected to back off; it is false for a wait whose refusal
+	// panics (Lock, RLock, a Cond wait's reacquire).
+	BacksOff bool
 }
 
 // deadlock turns a cycle into the error to return, through the engine.
-func deadlock(cycle []Hop) error {
+func deadlock(c *Cycle) error {
 	if engine == nil {
 		return errors.New("locksmith: deadlock") // only without package detect, which every lock package links
 	}
-	return engine.Deadlock(cycle)
+	return engine.Deadlock(c)
 }

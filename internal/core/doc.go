@@ -36,6 +36,7 @@
 //   - site.go: the size of a recorded wait site;
 //   - waits.go: the registry of blocked goroutines;
 //   - cycles.go: the wait-for walk that finds deadlocks, and its Hops;
+//   - exited.go: the check that fails a wait whose holder has exited;
 //   - adapter.go: how condvar and detect see inside a lock of another package;
 //   - errors.go: the shared sentinels and the misuse error type, under
 //     the engine's names for package misuse's (the one public package

@@ -28,7 +28,8 @@ var testHookMayTake func(*Lock)
 // durableOK, under mu, reports whether w, in a bubble, may park durably in
 // state s, in which the lock is held or durable waiters of another bubble
 // are queued: the holder, every queued waiter and the woken waiter in
-// flight must be of w's bubble. While woken is set, wokenDom is the
+// flight must be of w's bubble (a holder may also run synctest.Test for
+// it, or have exited holding the lock: see holderIn). While woken is set, wokenDom is the
 // woken waiter's domain, or, until the releaser that set woken has
 // dequeued a waiter, the releaser's: the waiter it dequeues may be w (the
 // waiter it meant to wake may have left the queue in between, and a
@@ -50,13 +51,11 @@ func (l *Lock) durableOK(w *waiter, s int64) bool {
 			return false
 		}
 	}
-	return holderIn(s>>ownerShift, w.dom)
+	return holderIn(s>>ownerShift, w.dom, l.heldBy)
 }
 
-// holderIn reports whether goroutine o, a lock's holder (0: none), is of
-// domain d. It may cost a dump of all goroutines (see domainOf): only
-// goroutines about to park in a bubble ask.
-func holderIn(o int64, d Domain) bool { return o == 0 || domainOf(o) == d }
+// heldBy reports whether g holds l now.
+func (l *Lock) heldBy(g int64) bool { return l.Owner() == g }
 
 // checkWaker panics if the calling goroutine is about to wake a durable
 // waiter of another domain, which the Go runtime would answer with a fatal

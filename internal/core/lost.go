@@ -1,9 +1,12 @@
 package core
 
 import (
+	"bytes"
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/locksmith-go/locksmith/internal/rt"
 )
 
 // Lost holds: what a Cond wait leaves behind when its reacquire panics.
@@ -29,7 +32,15 @@ import (
 // its record behind until its next Cond wait on the lock retakes the lock
 // (ForgetLost) or a failed Unlock of the lock by it uses the record up: such
 // an Unlock is a misuse either way, and says what the wait lost. At most one
-// record per goroutine and lock exists.
+// record per goroutine and lock exists. A goroutine that exits first (a
+// server's handler whose panic the server recovers) leaves a record that
+// nothing can use up, since goroutine IDs are not reused: when the records
+// have doubled since the last look (minLostPrune at first), LoseHolds
+// drops those of goroutines no longer in a dump of all goroutines, so
+// that they stay about twice the records of running goroutines. The
+// goroutine of a cgo callback that has returned, or of finalizers between
+// two, is not in the dump either: its record goes, as the function that
+// lost the holds has returned.
 //
 // Rejected alternative: keeping the record in a global map keyed by lock.
 // The map would keep the lock alive for as long as a record is left
@@ -47,10 +58,15 @@ type lostHold struct {
 // holds: most locks never need one, and the Meta stays smaller (see
 // detect's lockState).
 type lostHolds struct {
-	n    atomic.Int32 // len(list), for a look without mu
-	mu   sync.Mutex
-	list []lostHold // guarded by mu
+	n       atomic.Int32 // len(list), for a look without mu
+	mu      sync.Mutex
+	list    []lostHold // guarded by mu
+	pruneAt int        // guarded by mu: len(list) at which LoseHolds prunes next (0: minLostPrune)
 }
+
+// minLostPrune is the number of records at which LoseHolds first looks
+// for records of exited goroutines.
+const minLostPrune = 8
 
 // LoseHolds records that goroutine g's Cond wait on l could not retake its
 // n holds because the retake panicked with cause (nil: the goroutine is
@@ -68,7 +84,44 @@ func (l *Lock) LoseHolds(k *Class, g int64, n int, cause any) {
 		}
 	}
 	lh.list = append(lh.list, lostHold{g, n, cause})
+	if len(lh.list) >= max(lh.pruneAt, minLostPrune) {
+		lh.prune()
+	}
 	lh.n.Store(int32(len(lh.list)))
+}
+
+// prune drops the records of goroutines that have exited; mu is held. It
+// dumps all goroutines, which stops the world for a moment: only a lock
+// whose records have doubled pays for it.
+func (lh *lostHolds) prune() {
+	running := goroutineIDs(allStacks())
+	kept := lh.list[:0]
+	for _, r := range lh.list {
+		if running[r.g] {
+			kept = append(kept, r)
+		}
+	}
+	clear(lh.list[len(kept):])
+	lh.list = kept
+	lh.pruneAt = 2 * len(kept)
+}
+
+// goroutineIDs returns the IDs of the goroutines in dump, an allStacks
+// result: the N of each line that starts "goroutine N" (a header).
+func goroutineIDs(dump []byte) map[int64]bool {
+	ids := map[int64]bool{}
+	for len(dump) > 0 {
+		line := dump
+		if i := bytes.IndexByte(dump, '\n'); i >= 0 {
+			line, dump = dump[:i], dump[i+1:]
+		} else {
+			dump = nil
+		}
+		if g, ok := rt.GoroutineID(line); ok {
+			ids[g] = true
+		}
+	}
+	return ids
 }
 
 // ForgetLost drops g's record on l, if any: g has just retaken l through a

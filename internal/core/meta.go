@@ -1,13 +1,14 @@
 package core
 
 import (
-	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
-	"weak"
 
 	"github.com/locksmith-go/locksmith/internal/chunked"
+	"github.com/locksmith-go/locksmith/internal/compat"
+	"github.com/locksmith-go/locksmith/internal/rt"
 )
 
 // Meta is a lock's identity for detection. It is created the first time
@@ -21,8 +22,8 @@ type Meta struct {
 	Addr  uintptr
 	// Flags holds FlagGone, and bits kept by package detect in Order
 	// mode.
-	Flags    atomic.Uint32
-	lock     weak.Pointer[Lock]
+	Flags    compat.Uint32
+	lock     compat.Weak[Lock]
 	name     atomic.Pointer[string]
 	site     atomic.Pointer[[]uintptr] // first acquisition seen in Order mode
 	waitSite atomic.Pointer[[]uintptr] // first Lock that had to wait (Cycles and Order modes)
@@ -69,7 +70,7 @@ var metas struct {
 }
 
 type metaEntry struct {
-	lock weak.Pointer[Lock] // m.lock
+	lock compat.Weak[Lock] // m.lock
 	m    *Meta
 }
 
@@ -161,7 +162,7 @@ func (l *Lock) newMeta(k *Class) *Meta {
 		} else {
 			m = new(Meta)
 		}
-		m.ID, m.Class, m.Addr, m.lock = nextID.Add(1), k, uintptr(unsafe.Pointer(l)), weak.Make(l)
+		m.ID, m.Class, m.Addr, m.lock = nextID.Add(1), k, uintptr(unsafe.Pointer(l)), compat.MakeWeak(l)
 		if !l.meta.CompareAndSwap(old, m) {
 			continue
 		}
@@ -188,6 +189,44 @@ func (l *Lock) newMeta(k *Class) *Meta {
 	}
 }
 
+// Holds reports whether g holds m's lock (for reading, if read: m's class
+// is then an RW one), as far as the lock's words tell without making the
+// lock reachable: for a scan that runs unasked (package detect's sweep of
+// held records), which must not keep locks alive through a collection it
+// overlaps (see scanMetas). A collected lock is held by nobody; one
+// found unreachable that the sweep has not reached yet reads as it was
+// left. A read hold of an RWLock with overflow readers is taken to be
+// held: the overflow map cannot be read so.
+func (m *Meta) Holds(g int64, read bool) bool {
+	if !read {
+		o, ok := m.peekOwner()
+		return ok && o == g
+	}
+	slots, overflow, ok := m.peekReaders()
+	return ok && (overflow || slices.Contains(slots[:], g))
+}
+
+// peekOwner returns the owner of m's lock, read without making the lock
+// reachable (see Holds), and false if the lock was collected.
+func (m *Meta) peekOwner() (int64, bool) {
+	var w [1]int64
+	ok := rt.WeakLoad(m.lock, unsafe.Offsetof(Lock{}.state), w[:])
+	return w[0] >> ownerShift, ok
+}
+
+// peekReaders returns the reader slots of m's lock, an RWLock, and
+// whether it has overflow readers too, read without making the lock
+// reachable (see Holds), and false if the lock was collected.
+func (m *Meta) peekReaders() (slots [rwSlots]int64, overflow, ok bool) {
+	var w [1 + rwSlots]int64 // rs, then the slots
+	ok = rt.WeakLoad(m.lock, unsafe.Offsetof(RWLock{}.rs), w[:])
+	copy(slots[:], w[1:])
+	return slots, w[0]>>rsOvShift != 0, ok
+}
+
+// The slots follow rs: Holds loads them together.
+var _ [0]struct{} = [unsafe.Offsetof(RWLock{}.slots) - unsafe.Offsetof(RWLock{}.rs) - 8]struct{}{}
+
 // PeekMeta returns l's metadata or nil, without creating it. The Meta
 // may be gone (see Lock.Meta).
 func (l *Lock) PeekMeta() *Meta { return l.meta.Load() }
@@ -207,12 +246,13 @@ func armScan() {
 	if scanArmed.Load() || !scanArmed.CompareAndSwap(false, true) {
 		return
 	}
-	runtime.AddCleanup(&gcTick{}, scanTick, 0)
+	compat.AddCleanup(&gcTick{}, scanTick, 0)
 }
 
 func scanTick(int) {
 	scanArmed.Store(false)
 	if scanMetas() {
+		evictMetas() // before go1.24 only: the registry's bound (meta_nogo124.go)
 		armScan()
 	}
 }
@@ -226,6 +266,15 @@ const scanChunk = 1024
 // end, so that swapping the last entry into a vacated place moves one
 // already visited (or registered since the scan began, left for the
 // next scan).
+//
+// It asks rt.WeakCleared, never the weak pointer's Value: the scan runs
+// on the cleanup goroutine, often while the next collection marks (the
+// goroutine leak profile's collection follows a forced one at once), and
+// Value then shades the lock, which would keep every lock with metadata,
+// the waiters queued on it and whatever the objects around it point to,
+// reachable through that collection, and hide every goroutine blocked on
+// them from the goroutine leak profile. A lock whose span the sweep has
+// not reached yet is found at the next scan.
 func scanMetas() (left bool) {
 	scanMu.Lock()
 	defer scanMu.Unlock()
@@ -238,7 +287,7 @@ func scanMetas() (left bool) {
 			metas.mu.Lock() // only this scan removes: i is still in range
 		}
 		e := metas.all.At(i)
-		if e.lock.Value() != nil {
+		if !rt.WeakCleared(e.lock) { // not Value: see scanMetas
 			continue
 		}
 		m := e.m

@@ -1,8 +1,6 @@
 package core
 
-import (
-	"sync/atomic"
-)
+import "github.com/locksmith-go/locksmith/internal/compat"
 
 // Detection modes; package detect documents them.
 const (
@@ -19,7 +17,7 @@ const (
 const modeRecheck int32 = 4
 
 // mode is the mode word: a Mode value, plus modeRecheck.
-var mode atomic.Int32
+var mode compat.Int32
 
 func init() { mode.Store(ModeCycles) }
 
@@ -81,10 +79,19 @@ func runRecheck(g int64) (order bool) {
 // Engine is what package detect installs: report building and the
 // lock-order graph. Methods are called without any core lock held.
 type Engine interface {
+	// Stacks is called with a wait-for cycle that a first walk found,
+	// before a second walk verifies it; what it returns (the goroutines'
+	// stacks) reaches Deadlock in Cycle.Stacks if the cycle is verified.
+	Stacks(cycle []Hop) any
 	// Deadlock receives a verified wait-for cycle that the calling
-	// goroutine (cycle[0].G) would close, and returns the error that
+	// goroutine (c.Hops[0].G) would close, and returns the error that
 	// Lock panics with and LockContext returns.
-	Deadlock(cycle []Hop) error
+	Deadlock(c *Cycle) error
+	// Exited receives the wait of the calling goroutine (w.G) for a lock
+	// whose holder, goroutine holder, has exited holding it (w.HolderRead:
+	// for reading, and w.G is the writer waiting for the readers), and
+	// returns the error that Lock panics with and LockContext returns.
+	Exited(w Hop, holder int64) error
 	// Acquired and Released are called in Order mode only. Acquired
 	// records the acquisition and returns nil, or, if it found problems
 	// to report, a function that delivers the reports, which the caller

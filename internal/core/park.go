@@ -39,12 +39,14 @@ type waiter struct {
 	durHolder    int64
 	durHolderDom Domain
 	durState     int64
-	sema         bool        // guarded by lock.mu: this park is on sem, not ch
-	cancelled    error       // written under lock.mu before the token is posted: dequeued by cancel, with this error
-	handoff      bool        // written under lock.mu before the token is sent: the lock was handed to g
-	start        int64       // when the goroutine started to wait (nanotime)
-	epoch        uint64      // set by register, read by walkers under the shard lock
-	timed        atomic.Bool // a wait-timeout report was made for this wait
+	sema         bool   // guarded by lock.mu: this park is on sem, not ch
+	cancelled    error  // written under lock.mu before the token is posted: dequeued by cancel, with this error
+	handoff      bool   // written under lock.mu before the token is sent: the lock was handed to g
+	start        int64  // when the goroutine started to wait (nanotime)
+	epoch        uint64 // the registration's, set by register: unregister removes only its own
+	// exited is the holder that the exited-holder check found exited
+	// (exited.go), or 0; stored before the token that tells the waiter.
+	exited atomic.Int64
 	// For a wait on an RWLock (rwlock.go): the lock, and what is awaited
 	// (waitLock: lock's owner; waitRead: the writer, for a read hold;
 	// waitDrain: the readers, by the writer that holds lock). Set before

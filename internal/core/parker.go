@@ -66,7 +66,7 @@ type parkQueue interface {
 // Results of parker.park.
 const (
 	parkWoken     = iota // a token: retry, or (w.handoff) the lock is w's
-	parkCancelled        // a callback dequeued w, with w.cancelled
+	parkCancelled        // a callback (or the exited-holder check) dequeued w, with w.cancelled
 	parkDone             // ctx is done (a park on ch)
 	parkExpired          // the deadline passed (a park on ch)
 )
@@ -91,22 +91,29 @@ func newParker(w *waiter, ctx context.Context, deadline time.Time) parker {
 // Off may still be parked when Cycles mode is turned on, and must then be
 // visible to the walks of goroutines that park later, or a cycle through
 // it would go unseen. In Off mode that costs a shard's mutex and a map
-// write on each side of the park, next to the park itself; nothing else
-// (no site, no watchdog, no walk).
+// write on each side of the park, next to the park itself, and the
+// lock's Meta at its first park, which the registry names it by (see
+// waits.go); nothing else (no site, no watchdog, no walk).
 //
 // Rejected alternative: registering only when detection is on, and
 // re-checking the mode when woken. A goroutine in a deadlock is never
 // woken, so it would stay invisible for good.
-func (p *parker) enter() []Hop {
+func (p *parker) enter() *Cycle {
 	if !p.registered {
 		register(p.w)
 		p.registered = true
 		if Mode() != ModeOff {
 			noteSite(p.w.lock, p.w.class)
+			if p.w.dom == DomOutside {
+				armExited() // the exited-holder check (exited.go)
+			}
 		}
 	}
 	if Mode() != ModeOff {
-		return checkCycle(p.w)
+		if c := checkCycle(p.w); c != nil {
+			c.BacksOff = p.ctx != nil || !p.deadline.IsZero()
+			return c
+		}
 	}
 	return nil
 }
@@ -172,6 +179,9 @@ func (p *parker) park(sema bool, q parkQueue, dt *deadlineTimer) int {
 	}
 	select {
 	case <-w.ch:
+		if w.cancelled != nil { // dequeued by the exited-holder check
+			return parkCancelled
+		}
 		return parkWoken
 	case <-p.ctxDone:
 		return parkDone

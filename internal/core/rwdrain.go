@@ -68,8 +68,10 @@ func (l *RWLock) wakeDrainer(released bool) (stranded string) {
 }
 
 // readersIn reports whether some goroutine holds l for reading and every
-// one is of domain d, none in the overflow map (whose IDs are added after
-// the count, so cannot be checked). It may dump all goroutines (domainOf).
+// one is of domain d (or, see holderIn, runs synctest.Test for d, or has
+// exited holding its read lock, and so wakes nobody), none in the
+// overflow map (whose IDs are added after the count, so cannot be
+// checked). It may dump all goroutines (domainOf).
 func (l *RWLock) readersIn(d Domain) bool {
 	if l.rs.Load()>>rsOvShift != 0 {
 		return false
@@ -77,7 +79,7 @@ func (l *RWLock) readersIn(d Domain) bool {
 	some := false
 	for i := range rwSlots {
 		if h := l.slots[i].Load(); h != 0 {
-			if domainOf(h) != d {
+			if !holderIn(h, d, l.holdsReadNow) {
 				return false
 			}
 			some = true
@@ -141,6 +143,10 @@ func (l *RWLock) drain(g int64, ctx context.Context, deadline time.Time, k *Clas
 	l.drainer.Store(w)
 	l.rs.Or(rsDraining)
 	for !l.noReaders() {
+		if err := l.drainExited(w); err != nil { // a reader has exited holding its read lock
+			p.quit(q, dt)
+			return err
+		}
 		if spinUntil(l.noReaders) {
 			break
 		}

@@ -61,6 +61,11 @@ func (l *RWLock) QueuedReaders() int {
 // (or about to park) waiting for readers to leave.
 func (l *RWLock) Draining() bool { return l.rs.Load()&rsDraining != 0 }
 
+// ReadersWaiting reports whether the state word says readers are queued
+// behind a writer: while it does, every RLock and Unlock takes its slow
+// path.
+func (l *RWLock) ReadersWaiting() bool { return l.rs.Load()&rsReadersWaiting != 0 }
+
 // QueuedWriters returns the number of writers parked on the writer lock.
 func (l *RWLock) QueuedWriters() int { return l.w.QueueLen() }
 

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/locksmith-go/locksmith/internal/compat"
 )
 
 // RWLock is the core of mutex.RWMutex and monitor.RWMonitor: a writer
@@ -93,7 +95,7 @@ import (
 //	            under rmu)
 type RWLock struct {
 	w     Lock // must stay the first field: RWOf converts a *Lock back
-	rs    atomic.Int64
+	rs    compat.Int64
 	slots [rwSlots]atomic.Int64 // reader goroutine IDs, 0 when free
 	holds [rwSlots]int32        // read holds of the slot's reader; touched only by that reader (and by the writer that admits it, before waking it)
 
@@ -491,19 +493,28 @@ func (l *RWLock) Unlock(g int64) bool {
 		return false
 	}
 	l.rmu.Lock()
-	h := l.takeReaders()
+	h, stranded := l.takeReaders()
 	for w := h; w != nil; w = w.next {
 		l.admit(w.g)
 		w.handoff = true
 	}
-	stranded := ""
 	if !l.w.FastRelease(g) {
-		_, stranded = l.w.releaseStranded(g)
+		_, msg := l.w.releaseStranded(g)
+		stranded = joinStranded(stranded, msg)
 	}
 	l.rmu.Unlock()
 	wakeList(h)
-	strand(stranded) // last: see wakeable
+	strand(stranded) // last: see wakeable and takeReaders
 	return true
+}
+
+// joinStranded joins the messages of two stranded waiters (either may be
+// ""), for one strand.
+func joinStranded(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; and " + b
 }
 
 // UnlockHeld is Unlock for the assembly fast path, after it saw no reader

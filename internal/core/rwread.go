@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"time"
+
+	"github.com/locksmith-go/locksmith/internal/gid"
 )
 
 // RLockSlow blocks until g has a first-time read hold. The caller has
@@ -64,8 +66,16 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 		// A queued reader is woken by the writer it saw (o, when it
 		// unlocks) or by an earlier writer finishing its Unlock (see
 		// takeReaders); those skip a durable reader of another domain,
-		// which o then wakes. So it may park durably if o is of its bubble.
-		l.renqueue(w, w.dom.Bubble() && holderIn(o, w.dom))
+		// which o then wakes. So it may park durably if o is of its bubble
+		// (or has exited holding the writer lock: see holderIn).
+		durable := w.dom.Bubble() && holderIn(o, w.dom, l.w.heldBy)
+		if durable {
+			// For takeReaders, which strands w if o wakes it from
+			// another domain, and for the message that says so.
+			w.durHolder, w.durState = o, l.w.state.Load()
+			w.durHolderDom, _ = cachedDomain(o)
+		}
+		l.renqueue(w, durable)
 		sema := w.sema
 		w.makeChan()
 		l.rmu.Unlock()
@@ -90,8 +100,8 @@ func (l *RWLock) rlockWait(g int64, ctx context.Context, deadline time.Time, k *
 		}
 		switch p.park(sema, q, dt) {
 		case parkCancelled:
-			p.finish(dt) // dequeued by the callback: nothing handed over
-			return w.cancelled
+			p.finish(dt) // dequeued by the callback or failQueued: nothing handed over
+			return w.cancelErr()
 		case parkDone:
 			p.quit(q, dt)
 			return ctx.Err()
@@ -168,20 +178,31 @@ func (l *RWLock) runlink(w *waiter) {
 
 // takeReaders detaches from the reader queue, in order, the readers the
 // calling writer may wake; rmu is held. That is all of them, except
-// readers parked durably in a bubble other than the caller's domain: such
-// a reader saw another writer own the lock when it queued, one of its
-// bubble (RLockSlow), and that writer has released the writer lock since
-// (the caller owns or owned it after) but not yet taken the readers, the
-// last step of its Unlock; it wakes them.
-func (l *RWLock) takeReaders() *waiter {
+// readers parked durably in a bubble other than the caller's domain. Such
+// a reader saw a writer of its bubble own the lock when it queued
+// (RLockSlow), the durHolder it parked behind, which wakes it:
+//   - If that writer is not the caller, it has released the writer lock
+//     since (the caller owns or owned it after) but not yet taken the
+//     readers, the last step of its Unlock; the reader is left queued.
+//   - If it is the caller, the caller has left the reader's bubble since:
+//     it held the write lock while it ran synctest.Test, the bubble
+//     deadlocked on it, and Test has returned. The bubble is over and the
+//     reader stays blocked for good, as a Lock's waiter does in that case
+//     (see Lock.wakeable). It comes off the queue, so that readersWaiting
+//     clears and later RLocks and Unlocks take their fast paths again,
+//     and stranded says why, for the caller to report with strand once
+//     the lock is consistent.
+func (l *RWLock) takeReaders() (h *waiter, stranded string) {
 	var d Domain // the caller's, looked up only if a durable reader is queued
 	if l.rdurable > 0 {
 		d = CurDomain()
 	}
-	var h, t *waiter
+	var t *waiter
+	var g int64 // the caller's ID, looked up at the first foreign durable reader
 	for w := l.rq.head; w != nil; {
 		next := w.next
-		if !w.durable || w.dom == d {
+		switch {
+		case !w.durable || w.dom == d:
 			l.runlink(w)
 			if t == nil {
 				h = w
@@ -189,10 +210,19 @@ func (l *RWLock) takeReaders() *waiter {
 				t.next = w
 			}
 			t = w
+		default:
+			if g == 0 {
+				g = gid.Get()
+			}
+			if w.durHolder == g {
+				msg, _ := w.foreignWaker()
+				l.runlink(w)
+				stranded = joinStranded(stranded, msg)
+			}
 		}
 		w = next
 	}
-	return h
+	return h, stranded
 }
 
 // wakeList wakes each reader of a list detached by takeReaders.
@@ -213,7 +243,8 @@ func wakeList(h *waiter) {
 // release.
 func (l *RWLock) WakeQueuedReaders() {
 	l.rmu.Lock()
-	h := l.takeReaders()
+	h, stranded := l.takeReaders()
 	l.rmu.Unlock()
 	wakeList(h)
+	strand(stranded) // last: see takeReaders
 }

@@ -35,7 +35,9 @@ func TestWalkChain(t *testing.T) {
 	w2 := &waiter{g: g2, lock: &l1, class: ClassMutex}
 	register(w2)
 	defer unregister(w2)
-	cycle := checkCycle(w2)
+	c := checkCycle(w2)
+	require.NotNil(t, c)
+	cycle := c.Hops
 	require.Len(t, cycle, 2)
 	assert.Equal(t, g2, cycle[0].G)
 	assert.Same(t, &l1, cycle[0].Lock)

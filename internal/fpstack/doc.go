@@ -31,6 +31,8 @@
 // its goroutine IDs (check.go): if they disagree, Record hands every
 // stack to runtime.Callers and one warning goes to stderr. The loads of
 // the g's stack bounds come from internal/rt's GSTACK macro. Other
-// architectures, other compilers and the purego build tag use
-// runtime.Callers.
+// architectures, other compilers, the purego build tag and Go releases
+// before go1.23 use runtime.Callers (on go1.22 the start-up check finds
+// the walk's stacks missing inlined calls, and so does the hand-over to
+// runtime.Callers from the walk's assembly).
 package fpstack

@@ -1,4 +1,4 @@
-//go:build gc && !purego
+//go:build gc && !purego && go1.23
 
 #include "textflag.h"
 #include "../rt/gstack_amd64.h"

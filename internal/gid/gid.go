@@ -20,12 +20,30 @@
 // purego build tag it parses runtime.Stack.
 //
 // Get, Slow, Fast and Offset inline to calls of rt's functions.
+//
+// # C threads
+//
+// A goroutine's ID is not given out again, with one exception: the
+// callbacks of a thread that C created into Go run on a goroutine that
+// the runtime keeps with the thread's M (an "extra M") from one callback to
+// the next, and gives, with its ID, to the callbacks of the next C thread
+// once the thread exits. So a C thread's callbacks are one goroutine to the
+// runtime, and so to our locks: a lock that one callback takes and leaves
+// held is Owned in the next callback of the same thread, which may unlock
+// it; and one that a thread's callback left held when the thread exited
+// is, to the callbacks of a later C thread, theirs. Between callbacks, a
+// dump of all goroutines lists the goroutine of a live C thread (in state
+// syscall, locked to thread); once the thread has exited it lists nothing,
+// and detection counts the lock's holder as exited (Dump says so, and a
+// wait for the lock fails: see internal/core/exited.go).
+// internal/testkit/cgotest checks this against the runtime.
 package gid
 
 import "github.com/locksmith-go/locksmith/internal/rt"
 
 // Get returns the ID of the calling goroutine, as the runtime prints it in
-// "goroutine N [running]". IDs are positive and never reused.
+// "goroutine N [running]". IDs are positive and never reused, except by
+// the callbacks of C threads into Go (see the package doc).
 func Get() int64 { return rt.Goid() }
 
 // Slow returns the calling goroutine's ID by parsing runtime.Stack.

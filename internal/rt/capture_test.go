@@ -127,7 +127,8 @@ func TestCapture(t *testing.T) {
 func waitFor(t *testing.T, fn string) {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		for h, s := range Goroutines(allStacks()) {
+		for sc := Goroutines(allStacks()); sc.Next(); {
+			h, s := sc.Header, sc.Stack
 			if s.HasFrame(capturePkg+fn) && h.State != "running" && h.State != "runnable" {
 				return
 			}

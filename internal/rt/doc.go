@@ -49,8 +49,8 @@
 //     goroutines (fpstack/check.go); if they differ, Record hands every
 //     stack to runtime.Callers and one warning goes to stderr. Its tests
 //     compare the two for every kind of frame. Fallback: runtime.Callers
-//     under purego, other compilers and other architectures
-//     (walk_other.go). Re-check: that stack is the g's first field, and
+//     under purego, other compilers, other architectures and Go before
+//     1.23, whose inlined calls the walk misses (walk_other.go). Re-check: that stack is the g's first field, and
 //     fpstack's tests.
 //  7. runtime.Stack text (stack.go, states.go): goroutine headers, frames
 //     and "created by" lines as runtime/traceback.go writes them, read by
@@ -77,6 +77,19 @@
 //     offsets are constants from unsafe.Offsetof; inBubble is checked by
 //     core's bubble tests. Fallback: the Go code under purego. Re-check:
 //     testing/synctest's time.Now, and core's tests.
+//  10. Weak handles (weak.go): WeakCleared and WeakLoad read the handle
+//     behind a weak.Pointer (its one word, the address of an atomic
+//     uintptr holding the object's address, zeroed by the sweep once the
+//     object is found unreachable and before its memory is reused), and
+//     WeakLoad the object's words at that address as integers, so that
+//     internal/core's scan for collected locks and detect's sweep of held
+//     records make no lock reachable: Value shades its object while a
+//     collection marks, which would hide goroutines blocked on those locks
+//     from the goroutine leak profile. Check: at start-up the layout and
+//     the handle's value on a fresh object; a mismatch means Value, with
+//     one warning to stderr. Fallback: purego (weak_purego.go), Value.
+//     Re-check: weak.Pointer in weak/pointer.go, freeSpecial and
+//     internal_weak_runtime_makeStrongFromWeak in runtime/mheap.go.
 //
 // When a Go release lands: run go test ./... and -tags purego with it;
 // diff the runtime files named above; capture its dumps

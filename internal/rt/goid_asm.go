@@ -14,7 +14,8 @@ import (
 )
 
 // Goid returns the ID of the calling goroutine, as the runtime prints it in
-// "goroutine N [running]". IDs are positive and never reused.
+// "goroutine N [running]". IDs are positive and never reused, except
+// by the callbacks of C threads into Go (see package gid).
 //
 // Implemented in get_$GOARCH.s.
 func Goid() int64

@@ -13,7 +13,8 @@ import (
 var fast bool
 
 // Goid returns the ID of the calling goroutine, as the runtime prints it in
-// "goroutine N [running]". IDs are positive and never reused.
+// "goroutine N [running]". IDs are positive and never reused, except
+// by the callbacks of C threads into Go (see package gid).
 func Goid() int64 {
 	if fast {
 		return goid.Get()

@@ -2,7 +2,6 @@ package rt
 
 import (
 	"bytes"
-	"iter"
 	"strconv"
 )
 
@@ -143,31 +142,46 @@ func ParseHeader(line []byte) (Header, bool) {
 // its header.
 type Stack []byte
 
-// Goroutines returns the goroutines of dump, a runtime.Stack text of one
-// goroutine or all, in order: each one's header and the text of its
-// frames. Blocks that do not start with a goroutine header are skipped.
-func Goroutines(dump []byte) iter.Seq2[Header, Stack] {
-	return func(yield func(Header, Stack) bool) {
-		for len(dump) > 0 {
-			block := dump
-			if i := bytes.Index(dump, []byte("\n\n")); i >= 0 {
-				block, dump = dump[:i], dump[i+2:]
-			} else {
-				dump = nil
-			}
-			line, rest := block, []byte(nil)
-			if i := bytes.IndexByte(block, '\n'); i >= 0 {
-				line, rest = block[:i], block[i+1:]
-			}
-			h, ok := ParseHeader(line)
-			if !ok {
-				continue
-			}
-			if !yield(h, Stack(rest)) {
-				return
-			}
+// Goroutines returns a scanner over the goroutines of dump, a
+// runtime.Stack text of one goroutine or all, in order: each Next moves
+// to the next one, whose header and text of frames are then in Header
+// and Stack. Blocks that do not start with a goroutine header are
+// skipped.
+//
+//	for gs := rt.Goroutines(dump); gs.Next(); {
+//		h, stack := gs.Header, gs.Stack
+//		...
+//	}
+func Goroutines(dump []byte) Scanner { return Scanner{rest: dump} }
+
+// Scanner walks the goroutines of a dump (see Goroutines).
+type Scanner struct {
+	rest   []byte // the text after the current goroutine
+	Header Header // the current goroutine's header
+	Stack  Stack  // the current goroutine's frames
+}
+
+// Next moves to the next goroutine of the dump and reports whether there
+// is one.
+func (sc *Scanner) Next() bool {
+	for len(sc.rest) > 0 {
+		block := sc.rest
+		if i := bytes.Index(sc.rest, []byte("\n\n")); i >= 0 {
+			block, sc.rest = sc.rest[:i], sc.rest[i+2:]
+		} else {
+			sc.rest = nil
+		}
+		line, rest := block, []byte(nil)
+		if i := bytes.IndexByte(block, '\n'); i >= 0 {
+			line, rest = block[:i], block[i+1:]
+		}
+		if h, ok := ParseHeader(line); ok {
+			sc.Header, sc.Stack = h, Stack(rest)
+			return true
 		}
 	}
+	sc.Header, sc.Stack = Header{}, nil
+	return false
 }
 
 // Frames returns the calls of s, innermost first, and its "created by"

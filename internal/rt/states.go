@@ -2,7 +2,7 @@ package rt
 
 import "strings"
 
-// states classifies every goroutine state that a header of Go 1.24 to
+// states classifies every goroutine state that a header of Go 1.22 to
 // 1.26 may show (runtime2.go's waitReasonStrings, traceback.go's
 // gStatusStrings): true for a state in which a goroutine's association
 // with a synctest bubble may be temporary, false for one where the bubble

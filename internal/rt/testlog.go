@@ -17,7 +17,10 @@ import (
 // ends in ".test". cmd/go names a test binary's main package so in the
 // same place where it sets testing.testBinary for testing.Testing
 // (load.TestPackagesFor). A program whose own main package's import path
-// ends in ".test" is taken for a test binary too. Without build
+// ends in ".test" is taken for a test binary too. Before go1.24, cmd/go
+// wrote no path into a test binary's build information (only the Go
+// version), which no binary built by go build or go run lacks: an empty
+// path is taken for a test binary. Without build
 // information (a binary not built by cmd/go), a "-test." flag among the
 // arguments decides, which go test always passes.
 //
@@ -41,7 +44,7 @@ import (
 //     initialisation are already checked.
 func TestBinary() bool {
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		return strings.HasSuffix(bi.Path, ".test")
+		return strings.HasSuffix(bi.Path, ".test") || bi.Path == ""
 	}
 	return slices.ContainsFunc(os.Args[1:], func(a string) bool {
 		return strings.HasPrefix(a, "-test.") || strings.HasPrefix(a, "--test.")

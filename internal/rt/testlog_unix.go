@@ -4,7 +4,8 @@ package rt
 
 // Re-check on a new Go release: go test's private protocol with a test
 // binary, which package detect relies on so that go test's result cache
-// keys a package's result on LOCKSMITH_DETECT and LOCKSMITH_DETECT_REPORT.
+// keys a package's result on LOCKSMITH_DETECT, LOCKSMITH_DETECT_REPORT and
+// LOCKSMITH_WAIT_TIMEOUT.
 // None of it is documented API; all of it lives in the testlog*.go files
 // of this package.
 //   - cmd/go passes -test.testlogfile=FILE to a test binary whose result it

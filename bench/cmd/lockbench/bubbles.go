@@ -56,6 +56,37 @@ func runWithBubbles(ctx context.Context, cfg stress.Config) (stress.Result, stri
 	return res, out, nil
 }
 
+// runStranding runs stress.Run with cfg.Strand making testing/synctest
+// bubbles on the calling goroutine, whose readers deadlock on purpose
+// behind the write lock it holds (see stress.Config.Strand). synctest
+// marks the test failed for each deadlocked bubble, so the runner's
+// verdict says nothing here: the stress result's anomalies do. Its
+// stranded goroutines stay blocked until the process ends, which is why
+// it is the soak's last phase.
+func runStranding(ctx context.Context, cfg stress.Config) (stress.Result, string, error) {
+	var (
+		res    stress.Result
+		runErr error
+		ran    bool
+	)
+	out, _ := runTest("LockbenchSoakStranding", func(t *testing.T) {
+		cfg.Strand = func(body func()) (v any) {
+			defer func() { v = recover() }()
+			synctest.Test(t, func(*testing.T) { body() })
+			return nil
+		}
+		res, runErr = stress.Run(ctx, cfg)
+		ran = true
+	})
+	if runErr != nil {
+		return res, out, runErr
+	}
+	if !ran {
+		return res, out, errors.New("the stranding test did not finish")
+	}
+	return res, out, nil
+}
+
 // testingFlags is the flag set testing.Init registers the test.* flags on
 // in this process: a set of its own, so that they stay out of
 // flag.CommandLine (lockbench's usage and the flag package's defaults),

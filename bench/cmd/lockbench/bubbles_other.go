@@ -16,3 +16,7 @@ const bubblesSupported = false
 func runWithBubbles(context.Context, stress.Config) (stress.Result, string, error) {
 	return stress.Result{}, "", errors.New("the synctest bubble phases need go1.25")
 }
+
+func runStranding(context.Context, stress.Config) (stress.Result, string, error) {
+	return stress.Result{}, "", errors.New("the synctest stranding phase needs go1.25")
+}

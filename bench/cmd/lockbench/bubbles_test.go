@@ -3,10 +3,17 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -43,4 +50,32 @@ func TestRunTest(t *testing.T) {
 	assert.False(t, ok)
 	assert.Contains(t, out, "--- FAIL: Fail")
 	assert.Contains(t, out, "boom")
+}
+
+const soakStrandingChild = "LOCKBENCH_SOAK_STRANDING_CHILD"
+
+// TestSoakStranding runs the soak's last phase, which strands readers in
+// bubbles deadlocked behind a writer outside, in a child process (its
+// goroutines stay blocked for good, and synctest fails the child's test
+// for each deadlocked bubble): no anomalies, and readers stranded.
+func TestSoakStranding(t *testing.T) {
+	if os.Getenv(soakStrandingChild) != "" {
+		soakPhases = slices.DeleteFunc(slices.Clone(soakPhases), func(p soakPhase) bool { return !p.strand })
+		code, stdout, stderr := runArgs(t, "-soak", "100ms")
+		fmt.Printf("child: exit %d\n%s\n%s\n", code, stdout, stderr)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSoakStranding$", "-test.timeout=10m")
+	cmd.Env = append(os.Environ(), soakStrandingChild+"=1")
+	out, _ := cmd.CombinedOutput()
+	require.NoError(t, ctx.Err(), "the child hung:\n%s", out)
+	s := string(out)
+	assert.NotContains(t, s, "fatal error")
+	assert.Contains(t, s, "child: exit 0\n", "child output:\n%s", s)
+	assert.Contains(t, s, "soak: 100ms in detect mode order, with readers stranded in deadlocked synctest bubbles\n")
+	assert.Contains(t, s, "stranding: readers of a synctest bubble deadlocked behind a writer outside it, which unlocks after\nstress: mode order")
+	assert.Regexp(t, `readers stranded in deadlocked bubbles [1-9]`, s)
+	assert.Contains(t, s, ", 0 anomalies")
 }

@@ -63,10 +63,11 @@
 // (docs/benchmarks.json is the published run).
 //
 // -soak DURATION measures nothing: it runs the stress mix of every
-// primitive (internal/testkit/stress) for that long, a sixth of it in each
-// detection mode, one switching modes while locks are held, and two with
-// locks shared across testing/synctest bubbles (skipped, and said so, in
-// a build before Go 1.25), then prints the operations per primitive and
+// primitive (internal/testkit/stress) for that long, a seventh of it in
+// each detection mode, one switching modes while locks are held, two with
+// locks shared across testing/synctest bubbles and one with readers
+// stranded in deadlocked bubbles (those three skipped, and said so, in a
+// build before Go 1.25), then prints the operations per primitive and
 // the anomalies found, and exits with status 1 if there were any.
 //
 // JSON and CSV carry the start time, the Go version, the CPU and

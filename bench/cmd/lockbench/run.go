@@ -159,9 +159,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		"of the same ratios in `FILE.json`, e.g. docs/benchmarks.json, the published run")
 	fs.StringVar(&cfg.from, "from", "", "measure nothing: read the report of an earlier run from `FILE.json` (lockbench -format json)\n"+
 		"and write it in -format; BENCHMARKS.md is rendered so from docs/benchmarks.json, which lockplot draws the charts from")
-	fs.DurationVar(&cfg.soak, "soak", 0, "instead of measuring, run the stress mix of every primitive for `duration`, a sixth in each\n"+
-		"detect mode, one switching modes while locks are held, and two with locks shared across testing/synctest bubbles\n"+
-		"(Order mode, and switching; go1.25 or later), and print operations per primitive and anomalies (exit status 1 if any)")
+	fs.DurationVar(&cfg.soak, "soak", 0, "instead of measuring, run the stress mix of every primitive for `duration`, a seventh in each\n"+
+		"detect mode, one switching modes while locks are held, two with locks shared across testing/synctest bubbles\n"+
+		"(Order mode, and switching) and one with readers stranded in deadlocked bubbles (go1.25 or later), and print operations per primitive and anomalies (exit status 1 if any)")
 	fail := func(format string, a ...any) (config, error) {
 		err := fmt.Errorf(format, a...)
 		fmt.Fprintf(stderr, "%s\nlockbench: %v\n", shortUsage, err)

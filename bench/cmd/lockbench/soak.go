@@ -19,6 +19,9 @@ type soakPhase struct {
 	// outside any testing/synctest bubble and those of two bubbles
 	// (stress.Config.Bubble; see runWithBubbles).
 	bubbles bool
+	// strand adds the workload that strands readers in bubbles deadlocked
+	// behind a writer outside (stress.Config.Strand; see runStranding).
+	strand bool
 }
 
 func (p soakPhase) String() string {
@@ -29,15 +32,19 @@ func (p soakPhase) String() string {
 	if p.bubbles {
 		what += ", with locks shared across synctest bubbles"
 	}
+	if p.strand {
+		what += ", with readers stranded in deadlocked synctest bubbles"
+	}
 	return what
 }
 
 // soakPhases are the phases of a soak, each run for an equal share of its
 // time: one per detect mode, one that keeps switching the mode between
 // Off, Cycles and Order while locks are held (stress.Config's
-// SwitchModes, over Cycles), and two with the bubble workload: in Order
+// SwitchModes, over Cycles), two with the bubble workload: in Order
 // mode (whose wait-timeout watchdog must not be captured by a bubble) and
-// switching modes.
+// switching modes, and last, since the goroutines it strands stay blocked
+// until the process ends, one in Order mode that strands readers.
 var soakPhases = []soakPhase{
 	{cfg: stress.Config{Mode: detect.Off}},
 	{cfg: stress.Config{Mode: detect.Cycles}},
@@ -45,6 +52,7 @@ var soakPhases = []soakPhase{
 	{cfg: stress.Config{Mode: detect.Cycles, SwitchModes: true}},
 	{cfg: stress.Config{Mode: detect.Order}, bubbles: true},
 	{cfg: stress.Config{Mode: detect.Cycles, SwitchModes: true}, bubbles: true},
+	{cfg: stress.Config{Mode: detect.Order}, strand: true},
 }
 
 // soak runs the stress mix (internal/testkit/stress) for cfg.soak, an equal share
@@ -55,7 +63,7 @@ func soak(cfg config, stdout, stderr io.Writer) int {
 	phases := soakPhases
 	if !bubblesSupported {
 		fmt.Fprintf(stderr, "lockbench: soak: the synctest bubble phases need go1.25; this is %s: skipped\n", runtime.Version())
-		phases = slices.DeleteFunc(slices.Clone(phases), func(p soakPhase) bool { return p.bubbles })
+		phases = slices.DeleteFunc(slices.Clone(phases), func(p soakPhase) bool { return p.bubbles || p.strand })
 	}
 	each := cfg.soak / time.Duration(len(phases))
 	var ops, anomalies int64
@@ -70,9 +78,12 @@ func soak(cfg config, stdout, stderr io.Writer) int {
 			out string
 			err error
 		)
-		if phase.bubbles {
+		switch {
+		case phase.bubbles:
 			res, out, err = runWithBubbles(context.Background(), pc)
-		} else {
+		case phase.strand:
+			res, out, err = runStranding(context.Background(), pc)
+		default:
 			res, err = stress.Run(context.Background(), pc)
 		}
 		if err != nil {
@@ -81,6 +92,9 @@ func soak(cfg config, stdout, stderr io.Writer) int {
 		}
 		if phase.bubbles {
 			fmt.Fprintln(stdout, "bubbles: locks shared by goroutines outside any bubble and those of two synctest bubbles")
+		}
+		if phase.strand {
+			fmt.Fprintln(stdout, "stranding: readers of a synctest bubble deadlocked behind a writer outside it, which unlocks after")
 		}
 		fmt.Fprint(stdout, res.String())
 		fmt.Fprintln(stdout)

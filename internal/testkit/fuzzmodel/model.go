@@ -42,7 +42,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -805,7 +804,7 @@ func (d *driver) collect() {
 			d.received(o)
 		case <-timer.C:
 			d.fatalf("after %v, still waiting for workers %v to return and one of %v to take the lock",
-				testutil.Liveness, slices.Sorted(maps.Keys(d.pending)), d.anyOf)
+				testutil.Liveness, sortedKeys(d.pending), d.anyOf)
 		}
 	}
 }
@@ -1006,4 +1005,14 @@ func (d *driver) idle() int {
 	}
 	d.fatalf("no idle worker")
 	return -1
+}
+
+// sortedKeys returns the keys of m in increasing order.
+func sortedKeys[V any](m map[int]V) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -10,10 +10,12 @@
 // re-entry, downgrade, misuse), condvar.Cond on each lock
 // kind (*sync.Mutex, *mutex.Mutex, *monitor.Monitor) with Wait, WaitTimeout,
 // WaitContext and WaitWhile racing Signal, Broadcast, timeouts and
-// cancellations, and nested locks taken in one consistent order; with
-// Config.Bubble, also one Mutex, Monitor, Cond, RWMutex and RWMonitor
+// cancellations, nested locks taken in one consistent order, and sorts
+// whose comparator read-locks both items (read-only lock-order cycles);
+// with Config.Bubble, also one Mutex, Monitor, Cond, RWMutex and RWMonitor
 // shared between goroutines outside any testing/synctest bubble and those
-// of two bubbles. Config.SwitchModes switches the detection mode while
+// of two bubbles, and with Config.Strand, readers stranded in a bubble
+// that deadlocked behind a writer outside. Config.SwitchModes switches the detection mode while
 // locks are held and waited for. Each round
 // uses fresh locks, so that the detector's memory for the old ones can be
 // reclaimed. What it checks is listed on Run; what it finds wrong is

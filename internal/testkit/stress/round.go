@@ -43,6 +43,8 @@ type round struct {
 	seq   atomic.Uint64 // seeds each goroutine's generator
 
 	switches int64 // mode switches made during the round (Config.SwitchModes)
+
+	stranded *strandedSet // Run's: the goroutines the stranding workload left blocked
 }
 
 func newRound(cfg Config, n int, an *anomalies) *round {
@@ -65,7 +67,9 @@ func (r *round) run() bool {
 	r.orderedNesting()
 	r.rwMutexExclusion()
 	r.rwMonitorReentry()
+	r.readSort()
 	r.bubbleSharing()
+	r.strandReaders()
 
 	done := make(chan struct{})
 	go func() { r.wg.Wait(); close(done) }()

@@ -45,7 +45,7 @@ type Config struct {
 	Rounds int
 
 	// Goroutines is the number of goroutines per workload in a round
-	// (there are eleven workloads, most with a goroutine or two more to
+	// (there are twelve workloads, most with a goroutine or two more to
 	// signal or produce); 0 means DefaultGoroutines.
 	Goroutines int
 
@@ -70,6 +70,29 @@ type Config struct {
 	// bubble can only be made with a *testing.T: testing/synctest has no
 	// other entry point; lockbench -soak makes one outside go test.)
 	Bubble func(body func())
+
+	// Strand, if set, runs body in a new testing/synctest bubble on the
+	// calling goroutine and returns what synctest.Test panicked with (nil
+	// if it returned); a test passes
+	//
+	//	func(body func()) (v any) {
+	//		defer func() { v = recover() }()
+	//		synctest.Test(t, func(*testing.T) { body() })
+	//		return nil
+	//	}
+	//
+	// Each round then also strands readers, on an RWMutex and on an
+	// RWMonitor: a goroutine holds the write lock while it calls Strand,
+	// so that it counts as one of the bubble's goroutines, and the
+	// bubble's goroutines read-lock it and deadlock on purpose; Test
+	// reports it (and fails t), and the holder's Unlock, which cannot wake
+	// them, must panic with ErrStranded and leave the lock to the readers
+	// and writers outside that queued meanwhile and that go on using it.
+	// The stranded goroutines stay blocked for good: run it in a process
+	// of its own (lockbench -soak's last phase, or a child process of a
+	// test). Their wait-timeout reports, true ones, are counted in
+	// Result.StrandedReports, not as anomalies.
+	Strand func(body func()) any
 }
 
 // Defaults for the zero fields of Config.
@@ -117,8 +140,13 @@ type Result struct {
 
 	// Reports is the number of detector reports; every one is also an
 	// anomaly, since the workloads take locks in one consistent order and
-	// never deadlock.
+	// never deadlock, but for StrandedReports.
 	Reports int
+
+	// Stranded counts the goroutines left blocked for good by the
+	// stranding workload (Config.Strand), and StrandedReports the
+	// wait-timeout reports about them.
+	Stranded, StrandedReports int
 
 	// HeapAfterRound is the live heap (runtime.MemStats.HeapAlloc after
 	// a garbage collection) at the end of each round.
@@ -174,6 +202,9 @@ func (r *Result) String() string {
 			}
 		}
 		b.WriteString("\n")
+	}
+	if r.Stranded > 0 {
+		fmt.Fprintf(&b, "  readers stranded in deadlocked bubbles %d, wait-timeout reports about them %d\n", r.Stranded, r.StrandedReports)
 	}
 	fmt.Fprintf(&b, "  detector reports: %d\n", r.Reports)
 	fmt.Fprintf(&b, "  anomalies: %d\n", len(r.Anomalies)+r.DroppedAnomalies)
@@ -236,6 +267,13 @@ const roundTimeout = 2 * time.Minute
 //     goroutine holds the lock of a token queue, if any waiter is still
 //     queued on the Cond, every token is matched by a waiter already woken
 //     (tokens <= waiters inside Wait - waiters queued);
+//   - read-only cycles: sorts whose comparator read-locks both items nest
+//     every pair of a round's RWMutexes both ways, with nothing ever
+//     write-locked: no deadlock, so no report in Order mode either, and
+//     every sort comes out ordered;
+//   - stranded readers (Config.Strand): the Unlock of a writer that held
+//     the lock while its bubble's readers deadlocked behind it panics
+//     with ErrStranded, and the lock goes on for the goroutines outside;
 //   - the detector: no report at all (the workloads take locks in one
 //     consistent order), and its memory flat: the live heap after the last
 //     round is at most twice that after the second, plus 16 MiB;
@@ -251,8 +289,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	res := Result{Mode: cfg.Mode, Ops: map[string]int64{}}
 	var an anomalies
-	var reports atomic.Int64
+	var reports, strandedReports atomic.Int64
+	var stranded strandedSet
 	defer detect.Configure(detect.WithMode(cfg.Mode), detect.WithReporter(func(r *detect.Report) {
+		if r.Kind == detect.WaitTimeout && stranded.has(r.Steps[0].Goroutine) {
+			strandedReports.Add(1)
+			return
+		}
 		reports.Add(1)
 		an.addf("detector report (%v):\n%s", r.Kind, r)
 	}))()
@@ -263,6 +306,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			break
 		}
 		rd := newRound(cfg, round, &an)
+		rd.stranded = &stranded
 		if !rd.run() {
 			res.Rounds = round + 1
 			break // goroutines are stuck: stop here
@@ -281,6 +325,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		an.addf("exact signals: %d signals to queued waiters, %d wakeups", res.Signals, res.Wakeups)
 	}
 	res.Reports = int(reports.Load())
+	res.Stranded, res.StrandedReports = stranded.len(), int(strandedReports.Load())
 	res.Anomalies, res.DroppedAnomalies = an.list()
 	return res, nil
 }

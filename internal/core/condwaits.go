@@ -1,0 +1,185 @@
+package core
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// The registry of Cond waits: every goroutine parked in a condvar.Cond
+// wait (monitor.Monitor's Wait is one), for the watchdog's Cond checks and
+// Dump in package detect. A goroutine is registered from just before its
+// wait releases the lock until the wait is decided and the goroutine runs
+// again, before it retakes the lock (it is then a lock waiter, if it has
+// to wait).
+//
+// An entry holds no pointer to the Cond or to a lock: it points to the
+// Cond's CondTag, which names the Cond by its address and the lock it is
+// bound to by its Meta, which holds the lock only weakly. A goroutine
+// blocked for good on a Cond that nothing else can reach is then still
+// found by Go's goroutine leak profile, and so are the goroutines blocked
+// on a lock it holds.
+//
+// A registration is on every Cond wait's path, so it is kept to a few
+// atomic operations on a cache line of the goroutine's own (its home slot
+// in a table, by goroutine ID, probed linearly), and takes no time stamp:
+// reading the clock costs more than the rest of it together on some
+// machines (see BenchmarkCondPingPongRatio in package condvar). The
+// watchdog learns how long a wait has lasted from the scan that first saw
+// it (see Epoch). Goroutines beyond what the table holds go to a map
+// under a mutex.
+//
+// Rejected alternatives: a field in the waiter record (ticket waits, the
+// common case, have none, and the watchdog would have to find every Cond
+// to read their queues); the map of lock waiters' form for every wait,
+// with a time stamp (it doubled a Signal-Wait round trip's cost in
+// BenchmarkCondPingPongRatio).
+
+// condWatch is set while package detect wants Cond waits registered: while
+// a wait timeout is configured (see SetCondWatch).
+var condWatch atomic.Bool
+
+// SetCondWatch turns the registration of Cond waits on or off. Waits
+// registered before it is turned off still end their registration.
+func SetCondWatch(on bool) { condWatch.Store(on) }
+
+// CondWatch reports whether Cond waits are to be registered.
+func CondWatch() bool { return condWatch.Load() }
+
+// CondTag is what a Cond tells the registry about itself, made once per
+// Cond (by its first wait) and never changed.
+type CondTag struct {
+	Cond uintptr // the Cond's address
+	Lock *Meta   // the Meta of the lock the Cond is bound to; nil if not a locksmith lock
+	Type string  // the lock's type, as %T prints it
+}
+
+const (
+	condSlots  = 256
+	condProbes = 8
+)
+
+type condSlot struct {
+	g     atomic.Int64 // the registered goroutine; 0 for a free slot
+	tag   atomic.Pointer[CondTag]
+	epoch atomic.Uint64 // counts the registrations made in the slot
+	_     [40]byte      // keep slots on separate cache lines
+}
+
+var (
+	condTable [condSlots]condSlot
+	condOver  struct {
+		mu sync.Mutex
+		m  map[int64]condOverEntry
+		n  atomic.Int32 // len(m), for a look without mu
+		ep uint64       // guarded by mu: epochs of the entries
+	}
+)
+
+type condOverEntry struct {
+	tag   *CondTag
+	epoch uint64
+}
+
+// CondWaitInfo describes one goroutine parked in a Cond wait.
+type CondWaitInfo struct {
+	G   int64
+	Tag *CondTag
+	// Epoch tells successive waits of G apart: two snapshots of G's wait
+	// with the same Epoch are of one wait. (A slot's count, the slot, and
+	// whether the wait is in the map.)
+	Epoch uint64
+}
+
+// CondWaitBegin registers g as parked on the Cond t describes. A goroutine
+// has at most one Cond wait at a time.
+func CondWaitBegin(g int64, t *CondTag) {
+	h := uint64(g)
+	for i := range uint64(condProbes) {
+		s := &condTable[(h+i)%condSlots]
+		if s.g.Load() == 0 && s.g.CompareAndSwap(0, g) {
+			s.epoch.Add(1)
+			s.tag.Store(t)
+			return
+		}
+	}
+	condOver.mu.Lock()
+	if condOver.m == nil {
+		condOver.m = make(map[int64]condOverEntry)
+	}
+	condOver.ep++
+	condOver.m[g] = condOverEntry{t, condOver.ep}
+	condOver.n.Store(int32(len(condOver.m)))
+	condOver.mu.Unlock()
+}
+
+// CondWaitEnd removes g's Cond wait, which CondWaitBegin registered.
+func CondWaitEnd(g int64) {
+	h := uint64(g)
+	for i := range uint64(condProbes) {
+		s := &condTable[(h+i)%condSlots]
+		if s.g.Load() == g {
+			s.tag.Store(nil) // before the slot is free: see read
+			s.g.Store(0)
+			return
+		}
+	}
+	condOver.mu.Lock()
+	delete(condOver.m, g)
+	condOver.n.Store(int32(len(condOver.m)))
+	condOver.mu.Unlock()
+}
+
+// read returns the wait registered in s, if any. A tag is stored after
+// the slot is claimed and cleared before it is freed, so a tag read
+// between two equal loads of g belongs to a wait of that goroutine.
+func (s *condSlot) read(idx int) (CondWaitInfo, bool) {
+	g := s.g.Load()
+	if g == 0 {
+		return CondWaitInfo{}, false
+	}
+	ep := s.epoch.Load()
+	t := s.tag.Load()
+	if t == nil || s.g.Load() != g || s.epoch.Load() != ep {
+		return CondWaitInfo{}, false // being registered or ended
+	}
+	return CondWaitInfo{G: g, Tag: t, Epoch: ep<<9 | uint64(idx)<<1}, true
+}
+
+// CondWaitOf returns g's Cond wait, if g is parked in one.
+func CondWaitOf(g int64) (CondWaitInfo, bool) {
+	h := uint64(g)
+	for i := range uint64(condProbes) {
+		j := int((h + i) % condSlots)
+		if ci, ok := condTable[j].read(j); ok && ci.G == g {
+			return ci, true
+		}
+	}
+	if condOver.n.Load() == 0 {
+		return CondWaitInfo{}, false
+	}
+	condOver.mu.Lock()
+	e, ok := condOver.m[g]
+	condOver.mu.Unlock()
+	return CondWaitInfo{G: g, Tag: e.tag, Epoch: e.epoch<<1 | 1}, ok
+}
+
+// CondWaiting calls f for every goroutine parked in a Cond wait.
+func CondWaiting(f func(CondWaitInfo)) {
+	for i := range condTable {
+		if ci, ok := condTable[i].read(i); ok {
+			f(ci)
+		}
+	}
+	if condOver.n.Load() == 0 {
+		return
+	}
+	condOver.mu.Lock()
+	all := make([]CondWaitInfo, 0, len(condOver.m))
+	for g, e := range condOver.m {
+		all = append(all, CondWaitInfo{G: g, Tag: e.tag, Epoch: e.epoch<<1 | 1})
+	}
+	condOver.mu.Unlock()
+	for _, ci := range all {
+		f(ci)
+	}
+}
