@@ -19,7 +19,9 @@
 // Lock/Unlock pairs) and RWMix (goroutines sharing one lock, a given
 // percentage of the operations reads). The Go benchmarks in this package
 // and the lockbench command (bench/cmd/lockbench) both call these
-// helpers, so the two report the same measurements.
+// helpers, so the two report the same measurements; lockplot
+// (bench/cmd/lockplot) draws lockbench's JSON report as the charts of
+// BENCHMARKS.md and the README.
 //
 // CPU time is the whole process's user plus system time from getrusage,
 // so a lock that spins, or a scheduler that spins looking for work, shows

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,16 +20,31 @@ import (
 func writeDocument(w io.Writer, rep *report) error {
 	ew := &errWriter{w: w}
 	e := rep.Env
-	cmd := strings.TrimSpace("go run ./bench/cmd/lockbench " + strings.Join(rep.Args, " "))
 	ew.printf("# Benchmarks\n\n")
 	ew.printf("What owner tracking, reentrancy and deadlock detection cost, as ratios to `sync.Mutex` and to a floor lock, "+
-		"measured in one process. This page is the output of one command, run from the repository root:\n\n"+
-		"```sh\n%s > BENCHMARKS.md\n```\n\n", cmd)
+		"measured in one process. This page, its charts and `%s` (the run's JSON report) come from one run, "+
+		"made and rendered by one command from the repository root:\n\n```sh\n%s\n```\n\n"+
+		"The first step measures (it takes the longest: its plan on stderr says about how long); the other two only "+
+		"render its JSON, so that the tables and the charts are the same run's, and a change to how they are laid out "+
+		"needs no new measurement.\n\n", reportFile, regenerate(rep.Args))
 	ew.printf("| Run | |\n| :--- | :--- |\n")
 	ew.printf("| CPU | %s |\n| Cores | %d (GOMAXPROCS %d) |\n| Go | %s %s/%s |\n| locksmith | %s |\n| Started | %s |\n",
 		e.CPU, e.NumCPU, e.GOMAXPROCS, e.GoVersion, e.GOOS, e.GOARCH, rep.Library, rep.Timestamp)
-	ew.printf("| Rounds | %d counted after %d warm-up, the locks visited in turn in each round, in reverse order every other round |\n\n",
+	ew.printf("| Rounds | %d counted after %d warm-up, the locks visited in turn in each round, in reverse order every other round |\n",
 		rep.Rounds, rep.Warmup)
+	if len(rep.Load) == 2 {
+		ew.printf("| Load average | %.1f at the start, %.1f at the end, on %d cores%s |\n", rep.Load[0], rep.Load[1], e.NumCPU,
+			map[bool]string{true: ": other work shared the CPUs, so the figures are noisy", false: ""}[max(rep.Load[0], rep.Load[1]) > float64(e.NumCPU)])
+	}
+	ew.printf("\n")
+	if lines := summary(rep); len(lines) > 0 {
+		ew.printf("**In short.** %s\n\n", strings.TrimPrefix(lines[0], "Summary: "))
+		for _, l := range lines[1:] {
+			ew.printf("- %s\n", strings.TrimSpace(l))
+		}
+		ew.printf("\n")
+	}
+	writeCharts(ew, rep)
 	ew.printf("%s\n", docIntro)
 
 	if len(rep.Targets) > 0 {
@@ -54,6 +70,65 @@ func writeDocument(w io.Writer, rep *report) error {
 	}
 	ew.printf("\n%s", docReading)
 	return ew.err
+}
+
+// reportFile is where the regeneration command keeps the run's JSON
+// report, beside the charts lockplot draws from it.
+const reportFile = "docs/benchmarks.json"
+
+// regenerate returns the command that remakes the page from scratch:
+// lockbench with args (less the flags that choose the output) writes the
+// JSON report, lockbench -from renders this page from it, and lockplot
+// draws the charts.
+func regenerate(args []string) string {
+	var keep []string
+	for i := 0; i < len(args); i++ {
+		a := "-" + strings.TrimLeft(args[i], "-")
+		switch {
+		case a == "-format" || a == "-from":
+			i++ // and its value
+			continue
+		case strings.HasPrefix(a, "-format=") || strings.HasPrefix(a, "-from=") || a == "-quiet":
+			continue
+		}
+		keep = append(keep, args[i])
+	}
+	measure := strings.Join(append([]string{"go run ./bench/cmd/lockbench -format json"}, keep...), " ")
+	return measure + " > " + reportFile + " &&\n" +
+		"  go run ./bench/cmd/lockbench -from " + reportFile + " -format markdown > BENCHMARKS.md &&\n" +
+		"  go run ./bench/cmd/lockplot -out docs " + reportFile
+}
+
+// docCharts are lockplot's charts, each shown when the run has its
+// section.
+var docCharts = []struct {
+	kind, file, alt, caption string
+}{
+	{kindPairs, "docs/reentry.svg", "CPU time per million uncontended Lock/Unlock pairs",
+		"CPU time per million uncontended Lock/Unlock pairs (ms, the median round), each bar labelled with its paired ratios " +
+			"to `sync.Mutex` and to the floor lock; the locks more than 4x `sync.Mutex` (deadlock detection) get a log axis of their own."},
+	{kindContended, "docs/contended.svg", "Throughput and CPU time per critical section against goroutines",
+		"Contended: throughput (top) and CPU time per critical section (bottom) against goroutines, eight of the locks " +
+			"(the tables below have all); an axis whose figures span more than 4x is logarithmic."},
+	{kindRWMix, "docs/rwmix.svg", "Read-mostly mixes: throughput and CPU time per operation against goroutines",
+		"Read-mostly mixes, 90 % and 99 % reads: throughput (top) and CPU time per operation (bottom) of the read-write locks."},
+}
+
+// writeCharts shows the charts of the sections rep has, with the machine
+// they were drawn on.
+func writeCharts(ew *errWriter, rep *report) {
+	first := true
+	for _, c := range docCharts {
+		if !slices.ContainsFunc(rep.Sections, func(s *section) bool { return s.Kind == c.kind }) {
+			continue
+		}
+		if first {
+			ew.printf("## Charts\n\nDrawn by `lockplot` from `%s`, the run these tables come from: %s, %d cores, %s, "+
+				"the median of %d rounds per point.\n\n", reportFile, rep.Env.CPU, rep.Env.NumCPU, rep.Env.GoVersion, rep.Rounds)
+			first = false
+		}
+		ew.printf("![%s](%s)\n\n%s\n\n", c.alt, c.file, c.caption)
+	}
 }
 
 const docIntro = "Ratios, not times: a ratio taken in one process, with the locks measured in turn, survives a noisy or " +
@@ -102,6 +177,9 @@ const docReading = `## Reading the tables
   same read share and goroutine count. ` + "`monitor.RWMonitor.depth2`" + ` is a re-entry in the same mode.
 - ` + "`detect=off|cycles|order`" + ` is the detection mode in force (` + "`detect.Configure`" + `) while that row ran.
 - The latency table is in nanoseconds on this machine, with the clock's own overhead subtracted (its note says how).
+- ` + "`go run ./bench/cmd/lockbench -compare docs/benchmarks.json`" + ` runs the headline tables at the default round
+  count and says, per table, how many of its medians fall inside this page's IQRs: a check of a machine against
+  this one, and of the default against the 21 rounds here.
 
 ## The Go benchmarks
 

@@ -58,17 +58,18 @@ func writeTables(w io.Writer, rep *report, md bool) error {
 		"work: %v = %d loop rounds inside, %v = %d outside",
 		rep.Rounds, rep.Warmup, dur(rep.Work.InsideNs), rep.Work.InsideIters, dur(rep.Work.OutsideNs), rep.Work.OutsideIters)
 	cmd := "go run ./bench/cmd/lockbench " + strings.Join(rep.Args, " ")
+	width := wrapWidth()
 	if md {
 		ew.printf("%s\n\n%s\n\n`%s`\n", head, info, strings.TrimSpace(cmd))
 	} else {
-		ew.printf("%s\n%s\ncommand: %s\n", head, info, strings.TrimSpace(cmd))
+		ew.printf("%s\n%s\ncommand: %s\n", wrap(head, width, "  "), wrap(info, width, ""), strings.TrimSpace(cmd))
 	}
 	for _, sec := range rep.Sections {
 		note, tables := layout(sec)
 		if md {
 			ew.printf("\n### %s\n\n%s\n", sec.Title, note)
 		} else {
-			ew.printf("\n%s\n%s\n", sec.Title, note)
+			ew.printf("\n%s\n%s\n", wrap(sec.Title, width, "  "), wrap(note, width, ""))
 		}
 		for _, t := range tables {
 			if md {
@@ -76,6 +77,12 @@ func writeTables(w io.Writer, rep *report, md bool) error {
 			} else {
 				writeText(ew, t)
 			}
+		}
+	}
+	if lines := summary(rep); !md && len(lines) > 0 {
+		ew.printf("\n")
+		for _, l := range lines {
+			ew.printf("%s\n", wrap(l, width, "    "))
 		}
 	}
 	return ew.err

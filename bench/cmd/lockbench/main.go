@@ -2,21 +2,31 @@
 // sync.Mutex, a floor lock, go-deadlock and reference spin and channel
 // locks, and prints the tables of BENCHMARKS.md.
 //
-// With no flags it runs the headline in well under a minute on two cores:
+// With no flags it runs the headline, 7 counted rounds of each table,
+// in about a minute on two idle cores:
 //
-//		go run ./bench/cmd/lockbench
+//	go run ./bench/cmd/lockbench
 //
-//	  - uncontended Lock/Unlock pairs (default 1,000,000), in the shape of
-//	    Ruby's Benchmark.bm (user, system, total and real seconds), with
-//	    ns/pair and the ratios to sync.Mutex and to the floor lock, for
-//	    every lock, including a Monitor re-entered at depth 2 and 8 (a pair
-//	    by a goroutine that already holds it once or 7 times) and
-//	    locksmith's locks in each detection mode;
-//	  - the same for two locks nested in a fixed order;
-//	  - contended critical sections (about 100 ns of work inside the lock) at
-//	    1, 2, 4 and 8 goroutines: ops/s, CPU-ns/op (user+system time of the
-//	    process per operation, so spinning shows), cores in use, and the
-//	    ratios of both to sync.Mutex.
+// (go run builds first, about 40 s of CPU the first time; go build -o
+// /tmp/lockbench ./bench/cmd/lockbench keeps the binary). Before
+// measuring it prints its plan on stderr: each section, the runs it
+// makes (a run is one lock measured once under one set of parameters)
+// and about how long it takes; then a progress line per section. At the
+// end the text output closes with a summary: what reentrancy and owner
+// checks cost here against sync.Mutex and the floor lock, with the
+// interquartile range over the rounds. The headline is:
+//
+//   - uncontended Lock/Unlock pairs (default 1,000,000), in the shape of
+//     Ruby's Benchmark.bm (user, system, total and real seconds), with
+//     ns/pair and the ratios to sync.Mutex and to the floor lock, for
+//     every lock, including a Monitor re-entered at depth 2 and 8 (a pair
+//     by a goroutine that already holds it once or 7 times) and
+//     locksmith's locks in each detection mode;
+//   - the same for two locks nested in a fixed order;
+//   - contended critical sections (about 100 ns of work inside the lock) at
+//     1, 2, 4 and 8 goroutines: ops/s, CPU-ns/op (user+system time of the
+//     process per operation, so spinning shows), cores in use, and the
+//     ratios of both to sync.Mutex.
 //
 // The floor lock (bench.FloorLock, "floor.GoidLock") is a measuring stick:
 // one atomic word holding the owner's goroutine ID, goid.Get and one
@@ -40,9 +50,17 @@
 // tables against sync.RWMutex (uncontended read and write pairs, and
 // read-mostly mixes of 90 % and 99 % reads at each goroutine count);
 // -workload all runs every table. -format picks text, markdown, json or
-// csv (lockplot charts the json). The markdown output is a whole page, BENCHMARKS.md:
+// csv. -from FILE measures nothing: it writes a report that -format json
+// wrote in any format. BENCHMARKS.md and its charts (lockplot) come from
+// one JSON report, by one command that the page itself names:
 //
-//	go run ./bench/cmd/lockbench -format markdown -workload all -latency > BENCHMARKS.md
+//	go run ./bench/cmd/lockbench -format json -workload all -latency -nested 20000 -rounds 21 > docs/benchmarks.json &&
+//	  go run ./bench/cmd/lockbench -from docs/benchmarks.json -format markdown > BENCHMARKS.md &&
+//	  go run ./bench/cmd/lockplot -out docs docs/benchmarks.json
+//
+// -compare FILE.json says, after the results, how many of the run's
+// ratio medians fall inside the IQR of the same ratios in that report
+// (docs/benchmarks.json is the published run).
 //
 // -soak DURATION measures nothing: it runs the stress mix of every
 // primitive (internal/testkit/stress) for that long, a seventh of it in

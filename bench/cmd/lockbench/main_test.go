@@ -30,6 +30,10 @@ var tiny = []string{
 		"mutex.RWMutex/detect=cycles,monitor.RWMonitor*/detect=cycles,go-deadlock.RWMutex",
 }
 
+// unwrapped joins the lines of s that wrap wraps, to look for a sentence
+// whatever the width.
+func unwrapped(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 func runArgs(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -96,6 +100,7 @@ func TestHelp(t *testing.T) {
 func TestDepthAndFloorExplained(t *testing.T) {
 	code, stdout, stderr := runArgs(t, append([]string{"-quiet"}, tiny...)...)
 	require.Equal(t, exitOK, code, stderr)
+	stdout = unwrapped(stdout)
 	pairs := stdout[strings.Index(stdout, "Uncontended"):strings.Index(stdout, "Two nested")]
 	assert.Contains(t, pairs, "monitor.Monitor.depth2 and .depth8 (depthN) measure a Monitor at N holds: "+
 		"the measured pair is a re-entry by a goroutine that already holds the monitor N-1 times")
@@ -143,12 +148,12 @@ func TestRW(t *testing.T) {
 		}
 		assert.NotContains(t, tbl, "mutex.Mutex", "the exclusive locks are not in the read-write tables")
 	}
-	assert.Contains(t, pairs, "monitor.RWMonitor.depth2 measures a re-entry: a read pair by a goroutine that already holds a read lock")
+	assert.Contains(t, unwrapped(pairs), "monitor.RWMonitor.depth2 measures a re-entry: a read pair by a goroutine that already holds a read lock")
 	for _, h := range []string{"90 % reads, 1 goroutine\n", "90 % reads, 2 goroutines\n", "99 % reads, 1 goroutine\n", "99 % reads, 2 goroutines\n"} {
 		assert.Contains(t, mixes, h)
 	}
 	assert.Regexp(t, `(?m)^sync\.RWMutex\s.*\s1\.00x\s+1\.00x$`, mixes)
-	assert.Contains(t, mixes, "against sync.RWMutex at the same read share and goroutine count")
+	assert.Contains(t, unwrapped(mixes), "against sync.RWMutex at the same read share and goroutine count")
 }
 
 // TestLatencyAlone: -latency on its own measures the percentile table and
@@ -188,7 +193,7 @@ func TestText(t *testing.T) {
 	}
 	assert.NotContains(t, stdout, "spin.TAS ", "-locks chose the locks")
 	assert.NotContains(t, stdout, "Lock-acquire latency", "no -latency")
-	assert.Contains(t, stderr, "lockbench: Uncontended", "progress on stderr")
+	assert.Contains(t, stderr, "lockbench: section 1 of 3, Uncontended", "progress on stderr")
 	assert.Contains(t, stderr, "done in")
 	// Ruby's Benchmark.bm shape: four times, the real one in parentheses.
 	assert.Regexp(t, `(?m)^sync\.Mutex\s+\d+\.\d{6}\s+\d+\.\d{6}\s+\d+\.\d{6}\s+\(\s*\d+\.\d{6}\)`, stdout)
@@ -207,8 +212,18 @@ func TestMarkdown(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	env := bench.Environment()
 	assert.True(t, strings.HasPrefix(stdout, "# Benchmarks\n"))
-	assert.Contains(t, stdout, "```sh\ngo run ./bench/cmd/lockbench -format markdown -quiet")
-	assert.Contains(t, stdout, "> BENCHMARKS.md\n```")
+	// The command remakes the page from scratch: the run's JSON, the page
+	// rendered from it, the charts drawn from it; the flags that chose
+	// this output are not part of it.
+	assert.Contains(t, stdout, "```sh\ngo run ./bench/cmd/lockbench -format json -pairs 1000 ")
+	assert.NotContains(t, stdout, "-format markdown -quiet")
+	assert.Contains(t, stdout, " > docs/benchmarks.json &&\n"+
+		"  go run ./bench/cmd/lockbench -from docs/benchmarks.json -format markdown > BENCHMARKS.md &&\n"+
+		"  go run ./bench/cmd/lockplot -out docs docs/benchmarks.json\n```")
+	assert.Contains(t, stdout, "![CPU time per million uncontended Lock/Unlock pairs](docs/reentry.svg)")
+	assert.Contains(t, stdout, "![Throughput and CPU time per critical section against goroutines](docs/contended.svg)")
+	assert.NotContains(t, stdout, "docs/rwmix.svg", "no read-mostly chart without the read-mostly section")
+	assert.Contains(t, stdout, "**In short.** CPU time per uncontended pair, locksmith in detect=off")
 	assert.Contains(t, stdout, "| CPU | "+env.CPU+" |")
 	assert.Contains(t, stdout, fmt.Sprintf("| Cores | %d (GOMAXPROCS %d) |", env.NumCPU, env.GOMAXPROCS))
 	assert.Contains(t, stdout, "| Go | "+env.GoVersion)

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -30,6 +34,26 @@ type report struct {
 	// Targets are the speed targets checked against the run (see
 	// targets), in the order the document lists them.
 	Targets []target `json:"targets,omitempty"`
+	// Load is the machine's one-minute load average when the run started
+	// and when it ended (/proc/loadavg; absent where there is none): a
+	// load well above the core count means other work shared the CPUs,
+	// and the figures are the noisier for it.
+	Load []float64 `json:"load_average,omitempty"`
+}
+
+// loadAverage returns the one-minute load average, if the system has
+// /proc/loadavg.
+func loadAverage() (float64, bool) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	return v, err == nil
 }
 
 type workInfo struct {
@@ -243,15 +267,33 @@ type cell struct {
 	reads  int
 	setup  func() (restore func())
 	run    func() (sample, error)
+	// est is about how long run takes, for the plan (see
+	// progress.costOf); 0 outside the planning pass.
+	est time.Duration
 }
+
+// errPlanned is runCells's answer in the planning pass: the section's
+// runs are counted, not made.
+var errPlanned = errors.New("planned, not measured")
 
 // runCells measures every cell in warmup+rounds passes, visiting the
 // cells in turn in each pass (in visitOrder), and returns the counted
 // samples per cell, in round order: out[i][k] is cell i in counted round
-// k, so that out[i][k] and out[j][k] ran moments apart.
-func runCells(cfg config, p *progress, title string, cells []cell) ([][]sample, error) {
+// k, so that out[i][k] and out[j][k] ran moments apart. what says what
+// one run is, for the plan and the progress lines. In the planning pass
+// it records the section in the plan and returns errPlanned.
+func runCells(cfg config, p *progress, title, what string, cells []cell) ([][]sample, error) {
+	passes := cfg.warmup + cfg.rounds
+	if p.planning {
+		var est time.Duration
+		for _, c := range cells {
+			est += c.est + perRun
+		}
+		p.plan = append(p.plan, planned{title: title, run: what, runs: len(cells) * passes, est: est * time.Duration(passes)})
+		return nil, errPlanned
+	}
 	out := make([][]sample, len(cells))
-	p.section(title, len(cells)*(cfg.warmup+cfg.rounds))
+	p.section(title, what, len(cells)*passes)
 	for pass := range cfg.warmup + cfg.rounds {
 		for _, i := range visitOrder(pass, len(cells)) {
 			c := cells[i]
@@ -374,6 +416,9 @@ func measure(cfg config, p *progress) (*report, error) {
 	if rep.Args == nil {
 		rep.Args = []string{}
 	}
+	if l, ok := loadAverage(); ok {
+		rep.Load = append(rep.Load, l)
+	}
 	headline := cfg.workload == "headline" || cfg.workload == "all"
 	steps := []struct {
 		on  bool
@@ -388,6 +433,21 @@ func measure(cfg config, p *progress) (*report, error) {
 		{cfg.workload == "rw" || cfg.workload == "all", rwPairsSection},
 		{cfg.workload == "rw" || cfg.workload == "all", rwMixSection},
 	}
+	// A planning pass, unless -quiet, builds every section's cells and
+	// counts them (runCells returns errPlanned) for the plan printed
+	// before the first measurement.
+	if !p.quiet {
+		p.planning = true
+		for _, s := range steps {
+			if s.on {
+				if _, err := s.run(cfg, p, inside, outside); !errors.Is(err, errPlanned) {
+					return nil, fmt.Errorf("planning: %v", err)
+				}
+			}
+		}
+		p.planning = false
+		printPlan(p.w, cfg, p.plan)
+	}
 	for _, s := range steps {
 		if !s.on {
 			continue
@@ -399,6 +459,9 @@ func measure(cfg config, p *progress) (*report, error) {
 		rep.Sections = append(rep.Sections, sec)
 	}
 	rep.Targets = targets(rep)
+	if l, ok := loadAverage(); ok && len(rep.Load) == 1 {
+		rep.Load = append(rep.Load, l)
+	}
 	for _, sec := range rep.Sections {
 		for _, r := range sec.Rows {
 			r.rounds = nil
@@ -411,23 +474,25 @@ func measure(cfg config, p *progress) (*report, error) {
 func pairsSection(cfg config, p *progress, _, _ bench.Work) (*section, error) {
 	var cells []cell
 	for _, l := range cfg.locks {
-		cells = append(cells, cell{name: l.Name, setup: l.Configure, run: func() (sample, error) {
+		cells = append(cells, cell{name: l.Name, setup: l.Configure, est: time.Duration(cfg.pairs) * p.costOf(l), run: func() (sample, error) {
 			return sample{res: bench.Pairs(l, cfg.pairs)}, nil
 		}})
 	}
 	title := fmt.Sprintf("Uncontended: %s Lock/Unlock pairs", count(cfg.pairs))
-	return simpleSection(cfg, p, kindPairs, title, cfg.pairs, cells)
+	what := fmt.Sprintf("one lock's %s Lock/Unlock pairs by one goroutine", count(cfg.pairs))
+	return simpleSection(cfg, p, kindPairs, title, what, cfg.pairs, cells)
 }
 
 func nestedSection(cfg config, p *progress, _, _ bench.Work) (*section, error) {
 	var cells []cell
 	for _, l := range bench.FirstEntry(cfg.locks) {
-		cells = append(cells, cell{name: l.Name, setup: l.Configure, run: func() (sample, error) {
+		cells = append(cells, cell{name: l.Name, setup: l.Configure, est: 2 * time.Duration(cfg.nested) * p.costOf(l), run: func() (sample, error) {
 			return sample{res: bench.Nested(l, cfg.nested)}, nil
 		}})
 	}
 	title := fmt.Sprintf("Two nested locks: %s rounds of Lock a, Lock b, Unlock b, Unlock a", count(cfg.nested))
-	return simpleSection(cfg, p, kindNested, title, cfg.nested, cells)
+	what := fmt.Sprintf("one lock type's %s such rounds by one goroutine", count(cfg.nested))
+	return simpleSection(cfg, p, kindNested, title, what, cfg.nested, cells)
 }
 
 // simpleSection measures one-row-per-lock tables; ratio is ns/op against
@@ -437,8 +502,8 @@ func nestedSection(cfg config, p *progress, _, _ bench.Work) (*section, error) {
 // loop's time on a CPU: unlike real time, it does not grow while other
 // processes on a shared machine hold the CPU, which is why the
 // uncontended targets are read from the CPU ratios.
-func simpleSection(cfg config, p *progress, kind, title string, ops int, cells []cell) (*section, error) {
-	samples, err := runCells(cfg, p, title, cells)
+func simpleSection(cfg config, p *progress, kind, title, what string, ops int, cells []cell) (*section, error) {
+	samples, err := runCells(cfg, p, title, what, cells)
 	if err != nil {
 		return nil, err
 	}
@@ -463,12 +528,13 @@ func simpleSection(cfg config, p *progress, kind, title string, ops int, cells [
 	return sec, nil
 }
 
-func contendedCells(cfg config, locks []bench.Lock, inside, outside bench.Work, latency bool) []cell {
+func contendedCells(cfg config, p *progress, locks []bench.Lock, inside, outside bench.Work, latency bool) []cell {
 	var cells []cell
 	for _, g := range cfg.goroutines {
 		for _, l := range locks {
 			ld := bench.Load{Goroutines: g, Ops: cfg.ops, Inside: inside, Outside: outside, Latency: latency}
-			cells = append(cells, cell{name: l.Name, g: g, setup: l.Configure, run: func() (sample, error) {
+			est := time.Duration(cfg.ops) * (time.Duration(l.Depth)*p.costOf(l) + p.contendedOp(cfg, inside, outside))
+			cells = append(cells, cell{name: l.Name, g: g, setup: l.Configure, est: est, run: func() (sample, error) {
 				r, err := bench.Contended(l, ld)
 				return sample{res: r.Result, hist: r.Latency}, err
 			}})
@@ -480,8 +546,9 @@ func contendedCells(cfg config, locks []bench.Lock, inside, outside bench.Work, 
 func contendedSection(cfg config, p *progress, inside, outside bench.Work) (*section, error) {
 	title := fmt.Sprintf("Contended: %s critical sections of ~%v work, ~%v between, shared by G goroutines",
 		count(cfg.ops), cfg.inside, cfg.outside)
-	cells := contendedCells(cfg, cfg.locks, inside, outside, false)
-	samples, err := runCells(cfg, p, title, cells)
+	cells := contendedCells(cfg, p, cfg.locks, inside, outside, false)
+	what := fmt.Sprintf("one lock's %s critical sections shared by one count of goroutines", count(cfg.ops))
+	samples, err := runCells(cfg, p, title, what, cells)
 	if err != nil {
 		return nil, err
 	}
@@ -506,8 +573,9 @@ func contendedSection(cfg config, p *progress, inside, outside bench.Work) (*sec
 func latencySection(cfg config, p *progress, inside, outside bench.Work) (*section, error) {
 	title := fmt.Sprintf("Lock-acquire latency: %s critical sections of ~%v work shared by G goroutines, every Lock timed",
 		count(cfg.ops), cfg.inside)
-	cells := contendedCells(cfg, bench.FirstEntry(cfg.locks), inside, outside, true)
-	samples, err := runCells(cfg, p, title, cells)
+	cells := contendedCells(cfg, p, bench.FirstEntry(cfg.locks), inside, outside, true)
+	what := fmt.Sprintf("one lock's %s critical sections shared by one count of goroutines, every Lock timed", count(cfg.ops))
+	samples, err := runCells(cfg, p, title, what, cells)
 	if err != nil {
 		return nil, err
 	}
@@ -524,12 +592,14 @@ func poolSection(cfg config, p *progress, _, _ bench.Work) (*section, error) {
 		count(cfg.ops))
 	var cells []cell
 	for _, l := range bench.FirstEntry(cfg.locks) {
-		cells = append(cells, cell{name: l.Name, setup: l.Configure, run: func() (sample, error) {
+		est := time.Duration(cfg.ops) * (p.costOf(l) + poolHandoff)
+		cells = append(cells, cell{name: l.Name, setup: l.Configure, est: est, run: func() (sample, error) {
 			r, err := bench.Pool(l, bench.DefaultPoolLoad(cfg.ops))
 			return sample{res: r.Result, pool: &r}, err
 		}})
 	}
-	samples, err := runCells(cfg, p, title, cells)
+	what := fmt.Sprintf("one lock's pool serving %s acquisitions", count(cfg.ops))
+	samples, err := runCells(cfg, p, title, what, cells)
 	if err != nil {
 		return nil, err
 	}
@@ -566,19 +636,20 @@ func batchSection(cfg config, p *progress, _, _ bench.Work) (*section, error) {
 			continue
 		}
 		for _, b := range cfg.batches {
-			cells = append(cells, cell{name: "batchqueue/" + l.Name, batch: b, setup: l.Configure, run: func() (sample, error) {
+			cells = append(cells, cell{name: "batchqueue/" + l.Name, batch: b, setup: l.Configure, est: minBatchTime, run: func() (sample, error) {
 				r, err := repeat(func() (bench.Result, error) { return bench.BatchQueue(load(b)) })
 				return sample{res: r}, err
 			}})
 		}
 	}
 	for _, b := range cfg.batches {
-		cells = append(cells, cell{name: "chan", batch: b, run: func() (sample, error) {
+		cells = append(cells, cell{name: "chan", batch: b, est: minBatchTime, run: func() (sample, error) {
 			r, err := repeat(func() (bench.Result, error) { return bench.BatchChan(load(b)) })
 			return sample{res: r}, err
 		}})
 	}
-	samples, err := runCells(cfg, p, title, cells)
+	what := fmt.Sprintf("one queue at one batch size, its workload repeated for at least %v", minBatchTime)
+	samples, err := runCells(cfg, p, title, what, cells)
 	if err != nil {
 		return nil, err
 	}
@@ -611,13 +682,14 @@ func rwPairsSection(cfg config, p *progress, _, _ bench.Work) (*section, error) 
 			run = bench.WritePairs
 		}
 		for _, l := range cfg.rwLocks {
-			cells = append(cells, cell{name: l.Name, access: access, setup: l.Configure, run: func() (sample, error) {
+			cells = append(cells, cell{name: l.Name, access: access, setup: l.Configure, est: time.Duration(cfg.pairs) * p.costOf(l), run: func() (sample, error) {
 				return sample{res: run(l, cfg.pairs)}, nil
 			}})
 		}
 	}
 	title := fmt.Sprintf("Read-write locks, uncontended: %s RLock/RUnlock pairs, and %s Lock/Unlock pairs", count(cfg.pairs), count(cfg.pairs))
-	samples, err := runCells(cfg, p, title, cells)
+	what := fmt.Sprintf("one lock's %s read or write pairs by one goroutine", count(cfg.pairs))
+	samples, err := runCells(cfg, p, title, what, cells)
 	if err != nil {
 		return nil, err
 	}
@@ -647,7 +719,8 @@ func rwMixSection(cfg config, p *progress, inside, outside bench.Work) (*section
 		for _, g := range cfg.goroutines {
 			for _, l := range cfg.rwLocks {
 				ld := bench.RWLoad{Goroutines: g, Ops: cfg.ops, ReadPercent: reads, Inside: inside, Outside: outside}
-				cells = append(cells, cell{name: l.Name, g: g, reads: reads, setup: l.Configure, run: func() (sample, error) {
+				est := time.Duration(cfg.ops) * (time.Duration(l.Depth)*p.costOf(l) + p.contendedOp(cfg, inside, outside))
+				cells = append(cells, cell{name: l.Name, g: g, reads: reads, setup: l.Configure, est: est, run: func() (sample, error) {
 					r, err := bench.RWMix(l, ld)
 					return sample{res: r}, err
 				}})
@@ -656,7 +729,8 @@ func rwMixSection(cfg config, p *progress, inside, outside bench.Work) (*section
 	}
 	title := fmt.Sprintf("Read-mostly: %s operations, 90 %% or 99 %% of them reads, critical sections of ~%v work, ~%v between, shared by G goroutines",
 		count(cfg.ops), cfg.inside, cfg.outside)
-	samples, err := runCells(cfg, p, title, cells)
+	what := fmt.Sprintf("one lock's %s operations at one read share, shared by one count of goroutines", count(cfg.ops))
+	samples, err := runCells(cfg, p, title, what, cells)
 	if err != nil {
 		return nil, err
 	}
@@ -678,6 +752,11 @@ func rwMixSection(cfg config, p *progress, inside, outside bench.Work) (*section
 	}
 	return sec, nil
 }
+
+// poolHandoff is about what a pool operation costs besides the lock, in
+// the plan's estimate: the channel handoffs between the pool's
+// goroutines.
+const poolHandoff = time.Microsecond
 
 // minBatchTime is how long a round of the batch workload lasts at least:
 // the workload is repeated until then, since 10,000 items in batches of

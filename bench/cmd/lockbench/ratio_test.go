@@ -119,7 +119,7 @@ func TestSectionRatiosArePaired(t *testing.T) {
 	for _, s := range script {
 		cells = append(cells, scripted(s.name, 1000, s.ns, s.ns, &order))
 	}
-	sec, err := simpleSection(cfg, newProgress(io.Discard, true), kindPairs, "pairs", 1000, cells)
+	sec, err := simpleSection(cfg, newProgress(io.Discard, true), kindPairs, "pairs", "a pair", 1000, cells)
 	require.NoError(t, err)
 	require.Len(t, sec.Rows, len(script))
 	rows := map[string]*row{}
@@ -183,7 +183,7 @@ func TestVisitOrder(t *testing.T) {
 		ns := []float64{float64(10 * i), float64(10*i + 1), float64(10*i + 2), float64(10*i + 3)}
 		cells = append(cells, scripted(n, 1, ns, ns, &order))
 	}
-	samples, err := runCells(config{rounds: 3, warmup: 1}, newProgress(io.Discard, true), "order", cells)
+	samples, err := runCells(config{rounds: 3, warmup: 1}, newProgress(io.Discard, true), "order", "a run", cells)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "b", "c", "c", "b", "a", "a", "b", "c", "c", "b", "a"}, order)
 	preceded := map[string]map[string]bool{}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,6 +41,8 @@ type config struct {
 	outside    time.Duration
 	quiet      bool
 	soak       time.Duration
+	from       string // a JSON report to write in format instead of measuring
+	compare    string // a JSON report whose IQRs this run's medians are checked against
 	args       []string
 }
 
@@ -47,6 +50,9 @@ var (
 	workloads = []string{"headline", "latency", "pool", "batch", "rw", "all"}
 	formats   = []string{"text", "markdown", "json", "csv"}
 )
+
+// defaultRounds is -rounds's default; see parseArgs.
+const defaultRounds = 7
 
 // errHelp is parseArgs's answer to -h: the full usage has been printed.
 var errHelp = flag.ErrHelp
@@ -68,7 +74,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cfg.soak > 0 {
 		return soak(cfg, stdout, stderr)
 	}
-	rep, err := measure(cfg, newProgress(stderr, cfg.quiet))
+	var rep *report
+	if cfg.from != "" {
+		rep, err = readReport(cfg.from)
+	} else {
+		rep, err = measure(cfg, newProgress(stderr, cfg.quiet))
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "lockbench: %v\n", err)
 		return exitError
@@ -76,6 +87,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := write(stdout, cfg.format, rep); err != nil {
 		fmt.Fprintf(stderr, "lockbench: writing results: %v\n", err)
 		return exitError
+	}
+	if cfg.compare != "" {
+		ref, err := readReport(cfg.compare)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockbench: %v\n", err)
+			return exitError
+		}
+		compareReports(stderr, cfg.compare, ref, rep)
 	}
 	return exitOK
 }
@@ -120,7 +139,11 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.Var(intList{&cfg.batches}, "batches", "comma-separated batch `sizes` for -workload batch (1 is one item at a time)")
 	fs.StringVar(&locks, "locks", "", "comma-separated lock names or `patterns` (path.Match; a name before a slash selects all its modes,\n"+
 		"e.g. mutex.Mutex,*/detect=off); default all. sync.Mutex is always included as the baseline")
-	fs.IntVar(&cfg.rounds, "rounds", 3, "`N` counted rounds per measurement; tables show the median, min and max, and ratios the median of the per-round ratios")
+	// The default, 7, was chosen with -compare against the published
+	// 21-round run: 7-round runs put most of their medians inside its
+	// IQRs (BENCHMARKS.md's reading notes say how to check), where
+	// 3-round runs missed most of the nested table's.
+	fs.IntVar(&cfg.rounds, "rounds", defaultRounds, "`N` counted rounds per measurement; tables show the median, min and max, and ratios the median of the per-round ratios")
 	fs.IntVar(&cfg.warmup, "warmup", 1, "`N` rounds run first and not counted")
 	fs.BoolVar(&cfg.latency, "latency", false, "measure the percentile table of lock-acquire latency: alone, that table only\n"+
 		"(-workload latency); with -workload headline or all, added to it")
@@ -131,7 +154,11 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.Var(choice{&cfg.format, formats}, "format", "output `format`: "+strings.Join(formats, ", "))
 	fs.DurationVar(&cfg.inside, "work", bench.DefaultInside, "work inside each contended critical section")
 	fs.DurationVar(&cfg.outside, "outside", bench.DefaultOutside, "work between a goroutine's critical sections")
-	fs.BoolVar(&cfg.quiet, "quiet", false, "no progress on stderr")
+	fs.BoolVar(&cfg.quiet, "quiet", false, "no plan and no progress on stderr")
+	fs.StringVar(&cfg.compare, "compare", "", "after the results, say on stderr how many of this run's ratio medians fall inside the IQR\n"+
+		"of the same ratios in `FILE.json`, e.g. docs/benchmarks.json, the published run")
+	fs.StringVar(&cfg.from, "from", "", "measure nothing: read the report of an earlier run from `FILE.json` (lockbench -format json)\n"+
+		"and write it in -format; BENCHMARKS.md is rendered so from docs/benchmarks.json, which lockplot draws the charts from")
 	fs.DurationVar(&cfg.soak, "soak", 0, "instead of measuring, run the stress mix of every primitive for `duration`, a seventh in each\n"+
 		"detect mode, one switching modes while locks are held, two with locks shared across testing/synctest bubbles\n"+
 		"(Order mode, and switching) and one with readers stranded in deadlocked bubbles (go1.25 or later), and print operations per primitive and anomalies (exit status 1 if any)")
@@ -192,6 +219,22 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		return fail("-latency measures the headline's contended locks; it does not apply to -workload %s", cfg.workload)
 	}
 	return cfg, nil
+}
+
+// readReport reads a report that lockbench -format json wrote.
+func readReport(name string) (*report, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("-from %s: not a lockbench JSON report: %v", name, err)
+	}
+	if len(rep.Sections) == 0 {
+		return nil, fmt.Errorf("-from %s: the report has no sections", name)
+	}
+	return &rep, nil
 }
 
 // withBaselines returns the locks of all that are in sel or are one of the
@@ -258,8 +301,9 @@ func (c choice) Set(v string) error {
 	return fmt.Errorf("must be one of %s", strings.Join(c.opts, ", "))
 }
 
-// progress reports on stderr what is being measured. On a terminal it
-// keeps one updating line; otherwise it writes a line per table.
+// progress reports on stderr what is being measured: the plan first
+// (printPlan), then a line per section, which on a terminal keeps
+// updating with the runs done.
 type progress struct {
 	w       io.Writer
 	quiet   bool
@@ -268,6 +312,16 @@ type progress struct {
 	title   string
 	n, done int
 	last    time.Time
+
+	// planning is set during measure's planning pass, in which runCells
+	// appends each section to plan instead of measuring it, and costOf
+	// probes each lock once, into costs.
+	planning  bool
+	plan      []planned
+	costs     map[string]time.Duration
+	contended time.Duration // see contendedOp
+	measuring time.Time     // when the first section started
+	index     int           // sections started
 }
 
 func newProgress(w io.Writer, quiet bool) *progress {
@@ -280,9 +334,13 @@ func newProgress(w io.Writer, quiet bool) *progress {
 	return p
 }
 
-// section starts a table of n measurements.
-func (p *progress) section(title string, n int) {
+// section starts a table of n runs, each of which is what.
+func (p *progress) section(title, what string, n int) {
 	p.title, p.n, p.done = title, n, 0
+	p.index++
+	if p.index == 1 {
+		p.measuring = time.Now()
+	}
 	if p.quiet {
 		return
 	}
@@ -290,7 +348,38 @@ func (p *progress) section(title string, n int) {
 		p.update()
 		return
 	}
-	fmt.Fprintf(p.w, "lockbench: %s (%d runs)\n", title, n)
+	head := fmt.Sprintf("lockbench: section %d", p.index)
+	if len(p.plan) > 0 {
+		head += fmt.Sprintf(" of %d", len(p.plan))
+	}
+	fmt.Fprintln(p.w, wrap(fmt.Sprintf("%s, %s: %d runs, each %s (%s so far%s)", head, title, n, what,
+		time.Since(p.start).Round(time.Second), p.left()), wrapWidth(), "  "))
+}
+
+// left estimates the time left from the plan, scaled by how much longer
+// (or shorter) than planned the runs done so far took: on a busy machine
+// the plan's probe guesses low, and this corrects it as the run goes on.
+func (p *progress) left() string {
+	if p.index < 1 || p.index > len(p.plan) || p.n == 0 {
+		return ""
+	}
+	var done, rest time.Duration
+	for i, s := range p.plan {
+		switch {
+		case i < p.index-1:
+			done += s.est
+		case i == p.index-1:
+			part := time.Duration(float64(s.est) * float64(p.done) / float64(p.n))
+			done, rest = done+part, rest+s.est-part
+		default:
+			rest += s.est
+		}
+	}
+	if done <= 0 {
+		return ""
+	}
+	elapsed := time.Since(p.measuring)
+	return ", about " + about(time.Duration(float64(rest)*float64(elapsed)/float64(done))) + " left"
 }
 
 // step records one measurement done, naming the next.
@@ -305,8 +394,18 @@ func (p *progress) step() {
 	}
 }
 
+// update rewrites the terminal's progress line, cut to its width.
 func (p *progress) update() {
-	fmt.Fprintf(p.w, "\r\033[Klockbench: %s: %d/%d", p.title, p.done, p.n)
+	of := ""
+	if len(p.plan) > 0 {
+		of = fmt.Sprintf(" of %d", len(p.plan))
+	}
+	line := fmt.Sprintf("lockbench: section %d%s, %d/%d runs, %s so far%s: %s", p.index, of, p.done, p.n,
+		time.Since(p.start).Round(time.Second), p.left(), p.title)
+	if r := []rune(line); len(r) > wrapWidth()-1 {
+		line = string(r[:wrapWidth()-2]) + "…"
+	}
+	fmt.Fprintf(p.w, "\r\033[K%s", line)
 }
 
 func (p *progress) finish() {

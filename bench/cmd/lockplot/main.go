@@ -1,19 +1,30 @@
-// Command lockplot draws the contended table of a lockbench run as an SVG
-// chart: throughput (top) and CPU time per critical section (bottom)
-// against goroutines, one line per lock, medians only (the tables carry
-// the spread).
+// Command lockplot draws a lockbench JSON report as SVG charts, the
+// pictures of BENCHMARKS.md and the README:
 //
-//	go run ./bench/cmd/lockbench -format json > results.json
-//	go run ./bench/cmd/lockplot -o contended.svg results.json
+//   - reentry.svg: CPU time per million uncontended Lock/Unlock pairs,
+//     the seed's question (what a Monitor, its re-entry and an owner check
+//     cost beside sync.Mutex and the floor lock), with the detection modes
+//     that cost ten times more on a log axis of their own;
+//   - contended.svg: throughput and CPU time per critical section against
+//     goroutines;
+//   - rwmix.svg: the same for the read-write locks' read-mostly mixes, at
+//     90 % and 99 % reads.
 //
-// With -reads 90 (or 99) it draws the read-write locks' read-mostly mix
-// at that read share instead (lockbench -workload rw or all):
+// Each panel draws at most maxSeries locks (the baselines, locksmith's
+// locks in the default detection mode and the peers they are compared
+// with; the tables have every lock), and switches to a log axis when
+// one lock's figures dwarf the rest (see needsLog). The legend has a
+// column of its own, as wide as its longest name, inside the picture.
 //
-//	go run ./bench/cmd/lockplot -reads 90 -o rwmix90.svg results.json
+//	go run ./bench/cmd/lockbench -format json -workload all > run.json
+//	go run ./bench/cmd/lockplot -out docs run.json
 //
-// With no file argument it reads the JSON from stdin. It is a program of
-// its own so that lockbench, the repository's first command, does not
-// compile gonum/plot: that is most of a first build's time.
+// -out DIR writes every chart the report has the sections for. -chart
+// NAME -o FILE writes one (with -reads PERCENT, the read-mostly chart at
+// that read share only). With no file argument lockplot reads the JSON
+// from stdin. It is a program of its own so that lockbench, the
+// repository's first command, does not compile gonum/plot: that is most
+// of a first build's time.
 package main
 
 import (
@@ -24,48 +35,56 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
-
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/text"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
+	"strings"
+	"time"
 )
 
-// The parts of lockbench's JSON report that the chart reads.
+// The parts of lockbench's JSON report that the charts read.
 type (
 	report struct {
-		Env      env        `json:"env"`
+		Env    env `json:"env"`
+		Rounds int `json:"rounds"`
+		Work   struct {
+			InsideNs int64 `json:"inside_ns"`
+		} `json:"work"`
 		Sections []*section `json:"sections"`
 	}
 	env struct {
 		GoVersion string `json:"go_version"`
+		GOOS      string `json:"goos"`
+		GOARCH    string `json:"goarch"`
 		CPU       string `json:"cpu"`
 		NumCPU    int    `json:"num_cpu"`
 	}
 	section struct {
 		Kind string `json:"kind"`
+		Ops  int    `json:"ops"`
 		Rows []*row `json:"rows"`
 	}
 	row struct {
-		Lock       string `json:"lock"`
-		Goroutines int    `json:"goroutines"`
-		Reads      int    `json:"reads_percent"`
-		OpsPerSec  stat   `json:"ops_per_sec"`
-		CPUNsPerOp stat   `json:"cpu_ns_per_op"`
+		Lock       string     `json:"lock"`
+		Goroutines int        `json:"goroutines"`
+		Reads      int        `json:"reads_percent"`
+		OpsPerSec  stat       `json:"ops_per_sec"`
+		CPUNsPerOp stat       `json:"cpu_ns_per_op"`
+		CPURatio   *ratioStat `json:"cpu_ratio"`
+		FloorCPU   *ratioStat `json:"floor_cpu_ratio"`
 	}
 	stat struct {
 		Median float64 `json:"median"`
 	}
+	ratioStat struct {
+		Median float64 `json:"median"`
+		Q1     float64 `json:"q1"`
+		Q3     float64 `json:"q3"`
+	}
 )
 
-// The Kinds of lockbench's sections that the chart draws: the contended
-// table, and the read-write locks' read-mostly mixes.
+// The Kinds of lockbench's sections that the charts draw.
 const (
+	kindPairs     = "pairs"
 	kindContended = "contended"
 	kindRWMix     = "rwmix"
 )
@@ -75,10 +94,12 @@ func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stderr)) }
 func run(args []string, stdin io.Reader, stderr io.Writer) int {
 	fs := flag.NewFlagSet("lockplot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	out := fs.String("o", "contended.svg", "write the chart to `FILE.svg`")
-	reads := fs.Int("reads", 0, "chart the read-write locks' read-mostly mix with `PERCENT` reads (90 or 99) instead of the contended table")
+	outDir := fs.String("out", "", "write every chart the report has to `DIR` ("+strings.Join(chartFiles(), ", ")+")")
+	out := fs.String("o", "", "write one chart, -chart's, to `FILE.svg`")
+	which := fs.String("chart", "contended", "the chart -o writes: `NAME`, one of "+strings.Join(chartNames(), ", "))
+	reads := fs.Int("reads", 0, "with -o, draw the read-mostly chart at `PERCENT` reads only (90 or 99)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: lockbench -format json | lockplot [-o FILE.svg] [-reads PERCENT] [results.json]")
+		fmt.Fprintln(stderr, "usage: lockbench -format json | lockplot (-out DIR | -o FILE.svg [-chart NAME] [-reads PERCENT]) [results.json]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -87,9 +108,12 @@ func run(args []string, stdin io.Reader, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if fs.NArg() > 1 {
+	if fs.NArg() > 1 || (*outDir == "") == (*out == "") {
 		fs.Usage()
 		return 2
+	}
+	if *reads != 0 {
+		*which = "rwmix"
 	}
 	in := stdin
 	if fs.NArg() == 1 {
@@ -101,154 +125,104 @@ func run(args []string, stdin io.Reader, stderr io.Writer) int {
 		defer f.Close()
 		in = f
 	}
-	if err := plotFile(*out, in, *reads); err != nil {
-		fmt.Fprintf(stderr, "lockplot: %v\n", err)
+	var rep report
+	if err := json.NewDecoder(in).Decode(&rep); err != nil {
+		fmt.Fprintf(stderr, "lockplot: reading lockbench's JSON: %v\n", err)
+		return 1
+	}
+	if *out != "" {
+		c, ok := chartNamed(*which)
+		if !ok {
+			fmt.Fprintf(stderr, "lockplot: -chart %q: must be one of %s\n", *which, strings.Join(chartNames(), ", "))
+			return 2
+		}
+		if err := writeChart(*out, c, &rep, *reads); err != nil {
+			fmt.Fprintf(stderr, "lockplot: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	wrote := 0
+	for _, c := range charts {
+		if !c.has(&rep) {
+			continue
+		}
+		name := filepath.Join(*outDir, c.file)
+		if err := writeChart(name, c, &rep, 0); err != nil {
+			fmt.Fprintf(stderr, "lockplot: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "lockplot: wrote %s\n", name)
+		wrote++
+	}
+	if wrote == 0 {
+		fmt.Fprintln(stderr, "lockplot: the report has none of the sections the charts draw (lockbench -workload headline, rw or all has them)")
 		return 1
 	}
 	return 0
 }
 
-// plotFile reads a lockbench JSON report from in and writes to the file
-// name the chart of its contended section or, if reads is not 0, of its
-// read-mostly mix with that percentage of reads.
-func plotFile(name string, in io.Reader, reads int) error {
-	var rep report
-	if err := json.NewDecoder(in).Decode(&rep); err != nil {
-		return fmt.Errorf("reading lockbench's JSON: %w", err)
-	}
-	var sec *section
-	for _, s := range rep.Sections {
-		switch {
-		case reads == 0 && s.Kind == kindContended:
-			sec = s
-		case reads != 0 && s.Kind == kindRWMix:
-			sec = &section{Kind: s.Kind}
-			for _, r := range s.Rows {
-				if r.Reads == reads {
-					sec.Rows = append(sec.Rows, r)
-				}
-			}
-		}
-	}
-	if sec == nil || len(sec.Rows) == 0 {
-		if reads != 0 {
-			return fmt.Errorf("no read-mostly results with %d %% reads to plot (lockbench -workload rw or all has them, at 90 and 99 %%)", reads)
-		}
-		return errors.New("no contended results to plot (lockbench -workload headline or all has them)")
-	}
-	// The goroutine axis is logarithmic, over at least two counts.
-	gs := goroutinesOf(sec)
-	if len(gs) < 2 || slices.Min(gs) < 1 {
-		return fmt.Errorf("goroutine counts %v: the chart needs two or more, all positive (lockbench -goroutines)", gs)
-	}
-	subtitle := fmt.Sprintf("%s, %s, %d CPUs", rep.Env.GoVersion, rep.Env.CPU, rep.Env.NumCPU)
-	if reads != 0 {
-		subtitle = fmt.Sprintf("%d %% reads; %s", reads, subtitle)
-	}
-	svg, err := chart(sec, subtitle)
+// writeChart draws c from rep and writes it to the file name.
+func writeChart(name string, c chart, rep *report, reads int) error {
+	fig, err := c.draw(rep, reads)
 	if err != nil {
 		return err
 	}
 	var buf bytes.Buffer
-	if _, err := svg.WriteTo(&buf); err != nil {
+	if _, err := fig.canvas.WriteTo(&buf); err != nil {
 		return err
 	}
 	return os.WriteFile(name, portableFonts(buf.Bytes()), 0o644)
 }
 
-// chartFont is the face the chart is laid out with: Liberation Sans, whose
-// metrics gonum/plot knows and which is metric-compatible with Arial and
-// Helvetica.
-var chartFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
-
-// fontFallback is the font-family list the SVG names: Liberation Sans where
-// it is installed, else Arial or Helvetica (same widths, so labels fit as
-// laid out), else the viewer's sans-serif. Nothing needs installing.
-const fontFallback = "Liberation Sans,Arial,Helvetica,sans-serif"
-
-// portableFonts replaces the single family gonum/plot writes with
-// fontFallback. Embedding the font instead (vgsvg.EmbedFonts) would add
-// some 300 kB of base64 to a 10 kB chart.
-func portableFonts(svg []byte) []byte {
-	return bytes.ReplaceAll(svg, []byte("font-family:Liberation Sans;"), []byte("font-family:"+fontFallback+";"))
+func chartNames() []string {
+	var ns []string
+	for _, c := range charts {
+		ns = append(ns, c.name)
+	}
+	return ns
 }
 
-// goroutinesOf returns the goroutine counts of sec's rows, in order.
-func goroutinesOf(sec *section) []int {
-	var gs []int
-	for _, r := range sec.Rows {
-		if len(gs) == 0 || gs[len(gs)-1] != r.Goroutines {
-			gs = append(gs, r.Goroutines)
-		}
+func chartFiles() []string {
+	var ns []string
+	for _, c := range charts {
+		ns = append(ns, c.file)
 	}
-	return gs
+	return ns
 }
 
-func chart(sec *section, subtitle string) (*vgsvg.Canvas, error) {
-	var names []string
-	lines := map[string][2]plotter.XYs{}
-	for _, r := range sec.Rows {
-		if _, ok := lines[r.Lock]; !ok {
-			names = append(names, r.Lock)
-		}
-		xy := lines[r.Lock]
-		xy[0] = append(xy[0], plotter.XY{X: float64(r.Goroutines), Y: r.OpsPerSec.Median / 1e6})
-		xy[1] = append(xy[1], plotter.XY{X: float64(r.Goroutines), Y: r.CPUNsPerOp.Median})
-		lines[r.Lock] = xy
+func chartNamed(name string) (chart, bool) {
+	i := slices.IndexFunc(charts, func(c chart) bool { return c.name == name })
+	if i < 0 {
+		return chart{}, false
 	}
+	return charts[i], true
+}
 
-	var ticks []plot.Tick
-	for _, g := range goroutinesOf(sec) {
-		ticks = append(ticks, plot.Tick{Value: float64(g), Label: fmt.Sprint(g)})
-	}
-	newPlot := func(title, ylabel string) *plot.Plot {
-		p := plot.New()
-		for _, t := range []*text.Style{&p.Title.TextStyle, &p.X.Label.TextStyle, &p.Y.Label.TextStyle,
-			&p.X.Tick.Label, &p.Y.Tick.Label} {
-			t.Font.Typeface, t.Font.Variant = chartFont.Typeface, chartFont.Variant
-		}
-		p.Title.Text = title
-		p.X.Label.Text = "goroutines"
-		p.Y.Label.Text = ylabel
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.ConstantTicks(ticks)
-		p.Y.Min = 0
-		p.Add(plotter.NewGrid())
-		return p
-	}
-	unit := "critical section"
-	if sec.Kind == kindRWMix {
-		unit = "operation" // a read or a write critical section
-	}
-	top := newPlot("Throughput ("+subtitle+")", "million "+unit+"s per second")
-	bottom := newPlot("CPU time per "+unit+" (user+system, all cores)", "CPU-ns/op")
-	legend := plot.NewLegend()
-	legend.TextStyle.Font.Typeface, legend.TextStyle.Font.Variant = chartFont.Typeface, chartFont.Variant
-	legend.Top, legend.Left = true, true
-	for i, name := range names {
-		for j, p := range []*plot.Plot{top, bottom} {
-			l, s, err := plotter.NewLinePoints(lines[name][j])
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
-			}
-			l.Color, l.Dashes = plotutil.Color(i), plotutil.Dashes(i/len(plotutil.DefaultColors))
-			s.Color, s.Shape = plotutil.Color(i), plotutil.Shape(i)
-			p.Add(l, s)
-			if j == 0 {
-				legend.Add(name, l, s)
-			}
+// sectionOf returns rep's section of kind, or nil.
+func sectionOf(rep *report, kind string) *section {
+	for _, s := range rep.Sections {
+		if s.Kind == kind {
+			return s
 		}
 	}
+	return nil
+}
 
-	const legendWidth = 3 * vg.Inch
-	c := vgsvg.New(11*vg.Inch, 9*vg.Inch)
-	dc := draw.New(c)
-	charts := draw.Crop(dc, 0, -legendWidth, 0, 0)
-	tiles := draw.Tiles{Rows: 2, Cols: 1, PadY: vg.Points(12), PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6)}
-	plots := [][]*plot.Plot{{top}, {bottom}}
-	canvases := plot.Align(plots, tiles, charts)
-	top.Draw(canvases[0][0])
-	bottom.Draw(canvases[1][0])
-	legend.Draw(draw.Crop(dc, 11*vg.Inch-legendWidth+vg.Points(6), 0, 0, -vg.Points(12)))
-	return c, nil
+// work describes the work inside a critical section.
+func work(rep *report) string {
+	return "~" + time.Duration(rep.Work.InsideNs).String() + " of work"
+}
+
+// machine names the run's machine for a chart's title.
+func machine(rep *report) string {
+	e := rep.Env
+	s := fmt.Sprintf("%s, %d cores, %s", e.CPU, e.NumCPU, e.GoVersion)
+	if e.GOOS != "" {
+		s += " " + e.GOOS + "/" + e.GOARCH
+	}
+	if rep.Rounds > 0 {
+		s += fmt.Sprintf("; median of %d rounds", rep.Rounds)
+	}
+	return s
 }
