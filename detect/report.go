@@ -349,18 +349,26 @@ func (r *Report) lockedAt(b *strings.Builder, s Step, indent string) {
 }
 
 // sitesNote says, once, why a report made in Cycles mode does not say
-// where each goroutine took the lock it holds.
+// where a goroutine took the lock it holds: a read hold, or a lock taken
+// where its site is not recorded (a fast path of the purego build).
 func (r *Report) sitesNote(b *strings.Builder) {
 	if r.Mode != Cycles {
 		return // Order mode says it for each lock; Off mode makes no reports
 	}
-	b.WriteString("(where each goroutine took the lock it holds is not recorded in " + r.Mode.String() +
-		" mode: run with LOCKSMITH_DETECT=order to record it")
+	missing, unnamed := false, false
 	for _, s := range r.Steps {
-		if s.Holds != nil && s.Holds.Name == "" {
-			b.WriteString(", or name the locks with detect.SetName")
-			break
+		if s.Holds != nil && !s.Queued && len(s.HoldsAt) == 0 {
+			missing = true
+			unnamed = unnamed || s.Holds.Name == ""
 		}
+	}
+	if !missing {
+		return
+	}
+	b.WriteString("(where a goroutine took a lock it holds for reading, or by a path that records no site, is not recorded in " +
+		r.Mode.String() + " mode: run with LOCKSMITH_DETECT=order to record it")
+	if unnamed {
+		b.WriteString(", or name the locks with detect.SetName")
 	}
 	b.WriteString(")\n")
 }

@@ -14,6 +14,17 @@ import (
 // runtime's own frame, trimmed from reports (core.IsLibraryFrame).
 func isTrimmed(fn string) bool { return core.IsLibraryFrame(fn) }
 
+// holderFrames returns the user frame at pc, a holder's acquisition PC
+// (core.Lock.HolderPC), as a Step's HoldsAt, or nil if pc is 0 or names
+// no user frame.
+func holderFrames(pc uintptr) []Frame {
+	f, ok := core.PCFrame(pc)
+	if !ok {
+		return nil
+	}
+	return []Frame{{Function: f.Function, File: f.File, Line: f.Line}}
+}
+
 // site returns "file:line" of the first user frame of rec, an fpstack
 // record, or "".
 func site(rec []uintptr) string {
