@@ -23,6 +23,12 @@ func thisLine() string {
 	return fmt.Sprintf("%s:%d", file, line)
 }
 
+// lineAbove returns "file:line" of the line above its caller's.
+func lineAbove() string {
+	_, file, line, _ := runtime.Caller(1)
+	return fmt.Sprintf("%s:%d", file, line-1)
+}
+
 // holderDeadlock makes a two-goroutine deadlock on x and y, each taken by
 // lock (which returns the line it took the lock on, thisLine() on the
 // same line) and returns the report and the lines where the other
@@ -67,7 +73,7 @@ func TestCyclesReportNamesHolderSites(t *testing.T) {
 			lock: func(l sync.Locker) string {
 				m := l.(*monitor.Monitor)
 				m.Lock()
-				at := thisLine()
+				at := lineAbove()
 				m.Lock()
 				m.Unlock()
 				return at

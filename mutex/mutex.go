@@ -103,7 +103,7 @@ func (m *Mutex) Lock() { lock(m) }
 func lockGo(m *Mutex) {
 	g := gid.Get()
 	if m.l.FastAcquire(g) {
-		m.l.SetHolderPC(cheapPC(fpstack.CallerPC, entrySkip))
+		m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, entrySkip))
 	} else {
 		m.lockSlow(g, fpstack.CallerPC(entrySkip))
 	}
@@ -154,7 +154,7 @@ func (m *Mutex) TryLock() bool {
 	if !m.l.TryAcquire(g) {
 		return false
 	}
-	m.l.SetHolderPC(cheapPC(fpstack.CallerPC, 0))
+	m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		m.orderAcquired(g, true, mw)
 	}
@@ -187,7 +187,7 @@ func (m *Mutex) LockContext(ctx context.Context) error {
 			return err
 		}
 	}
-	m.l.SetHolderPC(cheapPC(fpstack.CallerPC, 0))
+	m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		m.orderAcquired(g, false, mw)
 	}
@@ -212,7 +212,7 @@ func (m *Mutex) LockTimeout(d time.Duration) bool {
 	if !m.l.FastAcquire(g) && !m.lockTimeoutSlow(g, d, fpstack.CallerPC(0)) {
 		return false
 	}
-	m.l.SetHolderPC(cheapPC(fpstack.CallerPC, 0))
+	m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		m.orderAcquired(g, d <= 0, mw) // a wait of zero cannot block: no order edge
 	}
@@ -311,18 +311,6 @@ func (m *Mutex) Owned() bool { return m.l.Owner() == gid.Get() }
 // of date by the time the caller looks at it; use it for assertions and
 // diagnostics, not for synchronization.
 func (m *Mutex) Locked() bool { return m.l.Owner() != 0 }
-
-// cheapPC returns pc(skip) where that is a walk of frame pointers, else
-// 0: not recorded, since runtime.Callers (the purego build's) would cost
-// an uncontended call more than the call itself. pc must be
-// fpstack.CallerPC, passed as a value so that it is called from
-// cheapPC's caller once cheapPC is inlined there.
-func cheapPC(pc func(int) uintptr, skip int) uintptr {
-	if fpstack.CheapCaller {
-		return pc(skip)
-	}
-	return 0
-}
 
 func recursive(g int64, held, again uintptr) error {
 	return core.Misuse(fmt.Sprintf("mutex: deadlock; recursive locking (goroutine %d)%s", g, core.Sites(held, again)), ErrRecursiveLock)

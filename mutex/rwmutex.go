@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/core"
+	"github.com/locksmith-go/locksmith/internal/fpstack"
 	"github.com/locksmith-go/locksmith/internal/gid"
 )
 
@@ -89,10 +90,14 @@ func (rw *RWMutex) Lock() { rwLock(rw) }
 // jumps to rwLockGo, rwLockHeld or rwLockReaders for everything else.
 //
 //lint:ignore U1000 rwfast_amd64.s jumps here; rwfast_go.go calls it where the assembly is not built
+//go:noinline
 func rwLockGo(rw *RWMutex) {
 	g := gid.Get()
-	if !rw.l.LockFast(g) {
+	if rw.l.LockFast(g) {
+		rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, entrySkip))
+	} else {
 		rw.lockSlow(g)
+		rw.l.SetWriterPC(fpstack.CallerPC(entrySkip))
 	}
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, false, mw)
@@ -103,10 +108,18 @@ func rwLockGo(rw *RWMutex) {
 // writer lock failed: straight to the slow path, as rwLockGo after
 // LockFast fails.
 //
+// rwLockGo, rwLockHeld and rwLockReaders are reached by a jump from the
+// assembly, through their ABI wrappers (entrySkip frames), or by a call
+// from Lock inlined into its caller, so the return PC above those is the
+// caller's site, which they record as the writer's
+// (core.RWLock.SetWriterPC).
+//
 //lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
+//go:noinline
 func rwLockHeld(rw *RWMutex) {
 	g := gid.Get()
 	rw.lockSlow(g)
+	rw.l.SetWriterPC(fpstack.CallerPC(entrySkip))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, false, mw)
 	}
@@ -117,10 +130,12 @@ func rwLockHeld(rw *RWMutex) {
 // does, and takes the slow path, which checks for an upgrade and waits.
 //
 //lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
+//go:noinline
 func rwLockReaders(rw *RWMutex) {
 	g := gid.Get()
 	rw.l.Unlock(g)
 	rw.lockSlow(g)
+	rw.l.SetWriterPC(fpstack.CallerPC(entrySkip))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, false, mw)
 	}
@@ -154,6 +169,7 @@ func (rw *RWMutex) TryLock() bool {
 	if !rw.l.TryLock(g) {
 		return false
 	}
+	rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, true, false, mw)
 	}
@@ -184,6 +200,7 @@ func (rw *RWMutex) LockContext(ctx context.Context) error {
 			return err
 		}
 	}
+	rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, false, mw)
 	}
@@ -210,6 +227,7 @@ func (rw *RWMutex) LockTimeout(d time.Duration) bool {
 	if !rw.l.LockFast(g) && !rw.lockTimeoutSlow(g, d) {
 		return false
 	}
+	rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, d <= 0, false, mw) // a wait of zero cannot block: no order edge
 	}

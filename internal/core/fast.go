@@ -86,6 +86,7 @@ func (l *Lock) ReleaseSlow(g int64) bool { return l.releaseSlow(g) }
 const (
 	RWStateOffset    = unsafe.Offsetof(RWLock{}.w) + StateOffset
 	RWMetaOffset     = unsafe.Offsetof(RWLock{}.w) + MetaOffset
+	RWPCOffset       = unsafe.Offsetof(RWLock{}.w) + PCOffset
 	RWRsOffset       = unsafe.Offsetof(RWLock{}.rs)
 	RWSlotsOffset    = unsafe.Offsetof(RWLock{}.slots)
 	RWHoldsOffset    = unsafe.Offsetof(RWLock{}.holds)
