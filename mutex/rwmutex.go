@@ -149,11 +149,21 @@ func (rw *RWMutex) lockSlow(g int64) {
 	}
 }
 
+// writeLockedAt says where the writer took the lock, for a recursive
+// locking panic, whose stack says where it asked again: ", write-locked
+// at f:1", or nothing where that is not recorded.
+func writeLockedAt(pc uintptr) string {
+	if s := core.PCSite(pc); s != "" {
+		return ", write-locked at " + s
+	}
+	return ""
+}
+
 // checkHolder panics if g holds rw in either mode.
 func (rw *RWMutex) checkHolder(g int64, op string) {
 	switch {
 	case rw.l.Writer() == g:
-		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; recursive locking: %s of rwmutex write-locked by the same goroutine %d", op, g), ErrRecursiveLock))
+		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; recursive locking: %s of rwmutex write-locked by the same goroutine %d%s", op, g, writeLockedAt(rw.l.WriterPC())), ErrRecursiveLock))
 	case rw.l.HoldsRead(g) > 0 && op == "rlock":
 		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; recursive read locking: rlock of rwmutex read-locked by the same goroutine %d", g), ErrRecursiveLock))
 	case rw.l.HoldsRead(g) > 0:

@@ -74,3 +74,29 @@ func TestRecursiveLockNamesBothSites(t *testing.T) {
 		}
 	}
 }
+
+// A recursive Lock or RLock by an RWMutex's writer names where it
+// write-locked the mutex.
+func TestRWMutexRecursiveNamesWriteSite(t *testing.T) {
+	for _, again := range []struct {
+		name string
+		f    func(rw *mutex.RWMutex)
+	}{
+		{"Lock", (*mutex.RWMutex).Lock},
+		{"RLock", (*mutex.RWMutex).RLock},
+		{"LockContext", func(rw *mutex.RWMutex) { _ = rw.LockContext(context.Background()) }},
+	} {
+		t.Run(again.name, func(t *testing.T) {
+			var rw mutex.RWMutex
+			rw.Lock()
+			first := here(-1)
+			defer rw.Unlock()
+			msg := panicText(t, func() { again.f(&rw) })
+			if !fastSites {
+				assert.NotContains(t, msg, "write-locked at", "the purego fast path records no site")
+				return
+			}
+			assert.Regexp(t, `recursive locking: \S+ of rwmutex write-locked by the same goroutine \d+, write-locked at \S*/`+regexp.QuoteMeta(first)+`$`, msg)
+		})
+	}
+}
