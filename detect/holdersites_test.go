@@ -1,6 +1,7 @@
 package detect_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -67,7 +68,7 @@ func TestCyclesReportNamesHolderSites(t *testing.T) {
 	}{
 		{name: "Mutex", x: new(mutex.Mutex), y: new(mutex.Mutex),
 			lock: func(l sync.Locker) string { l.(*mutex.Mutex).Lock(); return thisLine() },
-			tryX: func(x sync.Locker) error { return x.(*mutex.Mutex).LockContext(t.Context()) }},
+			tryX: func(x sync.Locker) error { return x.(*mutex.Mutex).LockContext(context.Background()) }},
 		// A re-entry after the first entry: the report names the first.
 		{name: "Monitor", x: new(monitor.Monitor), y: new(monitor.Monitor),
 			lock: func(l sync.Locker) string {
@@ -78,13 +79,13 @@ func TestCyclesReportNamesHolderSites(t *testing.T) {
 				m.Unlock()
 				return at
 			},
-			tryX: func(x sync.Locker) error { return x.(*monitor.Monitor).LockContext(t.Context()) }},
+			tryX: func(x sync.Locker) error { return x.(*monitor.Monitor).LockContext(context.Background()) }},
 		{name: "RWMutex", x: new(mutex.RWMutex), y: new(mutex.RWMutex),
 			lock: func(l sync.Locker) string { l.(*mutex.RWMutex).Lock(); return thisLine() },
-			tryX: func(x sync.Locker) error { return x.(*mutex.RWMutex).LockContext(t.Context()) }},
+			tryX: func(x sync.Locker) error { return x.(*mutex.RWMutex).LockContext(context.Background()) }},
 		{name: "RWMonitor", x: new(monitor.RWMonitor), y: new(monitor.RWMonitor),
 			lock: func(l sync.Locker) string { l.(*monitor.RWMonitor).Lock(); return thisLine() },
-			tryX: func(x sync.Locker) error { return x.(*monitor.RWMonitor).LockContext(t.Context()) }},
+			tryX: func(x sync.Locker) error { return x.(*monitor.RWMonitor).LockContext(context.Background()) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

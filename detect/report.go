@@ -110,10 +110,13 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 // writer waiting for readers to leave has one step per reader.
 //
 // HoldsAt is where Goroutine acquired Holds (the user's frames, innermost
-// first), for Deadlock and LockOrder reports in Order mode, which records
-// the stack of an acquisition when it is the first of its chain of held
-// locks; it is nil where that is not known, and always in Cycles mode,
-// which records nothing on the uncontended path.
+// first). For a Deadlock it is, in Order mode, the stack recorded when
+// the acquisition was the first of its chain of held locks, and
+// otherwise, for an exclusive hold, the one frame of the PC the lock
+// keeps of its holder's acquisition (not recorded on the purego build's
+// fast paths, and a library frame, so none, for a lock called through an
+// interface such as sync.Locker). For a LockOrder report it is the Order
+// mode's record. It is nil where that is not known.
 type Step struct {
 	// Goroutine is the ID of the step's goroutine, as runtime.Stack
 	// prints it.
