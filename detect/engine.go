@@ -316,6 +316,11 @@ func (engine) Deadlock(c *core.Cycle) error {
 			// before it registered as blocked: they are safe to read.
 			r.Steps[i].HoldsAt = symbolise(heldPCs(s.G, holds.ID))
 		}
+		if r.Steps[i].HoldsAt == nil && !prev.HolderRead {
+			// The same holds for the holder's PC, written when it took
+			// the lock (an exclusive hold: readers keep none).
+			r.Steps[i].HoldsAt = holderFrames(prev.Lock.HolderPC())
+		}
 	}
 	if note(r, ids, gs) {
 		deliver(r)

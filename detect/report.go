@@ -121,10 +121,13 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 // writer waiting for readers to leave has one step per reader.
 //
 // HoldsAt is where Goroutine acquired Holds (the user's frames, innermost
-// first), for Deadlock and LockOrder reports in Order mode, which records
-// the stack of an acquisition when it is the first of its chain of held
-// locks; it is nil where that is not known, and always in Cycles mode,
-// which records nothing on the uncontended path.
+// first). For a Deadlock it is, in Order mode, the stack recorded when
+// the acquisition was the first of its chain of held locks, and
+// otherwise, for an exclusive hold, the one frame of the PC the lock
+// keeps of its holder's acquisition (not recorded on the purego build's
+// fast paths, and a library frame, so none, for a lock called through an
+// interface such as sync.Locker). For a LockOrder report it is the Order
+// mode's record. It is nil where that is not known.
 type Step struct {
 	// Goroutine is the ID of the step's goroutine, as runtime.Stack
 	// prints it.
@@ -375,18 +378,26 @@ func (r *Report) lockedAt(b *strings.Builder, s Step, indent string) {
 }
 
 // sitesNote says, once, why a report made in Cycles mode does not say
-// where each goroutine took the lock it holds.
+// where a goroutine took the lock it holds: a read hold, or a lock taken
+// where its site is not recorded (a fast path of the purego build).
 func (r *Report) sitesNote(b *strings.Builder) {
 	if r.Mode != Cycles {
 		return // Order mode says it for each lock; Off mode makes no reports
 	}
-	b.WriteString("(where each goroutine took the lock it holds is not recorded in " + r.Mode.String() +
-		" mode: run with LOCKSMITH_DETECT=order to record it")
+	missing, unnamed := false, false
 	for _, s := range r.Steps {
-		if s.Holds != nil && s.Holds.Name == "" {
-			b.WriteString(", or name the locks with detect.SetName")
-			break
+		if s.Holds != nil && !s.Queued && len(s.HoldsAt) == 0 {
+			missing = true
+			unnamed = unnamed || s.Holds.Name == ""
 		}
+	}
+	if !missing {
+		return
+	}
+	b.WriteString("(where a goroutine took a lock it holds for reading, or by a path that records no site, is not recorded in " +
+		r.Mode.String() + " mode: run with LOCKSMITH_DETECT=order to record it")
+	if unnamed {
+		b.WriteString(", or name the locks with detect.SetName")
 	}
 	b.WriteString(")\n")
 }

@@ -5,29 +5,24 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/fpstack"
 	"github.com/locksmith-go/locksmith/internal/rt"
 )
 
-// Frames of these packages are the detector's and the locks' own, not the
-// user's, and are trimmed from reports, as are the runtime's.
-var trimmed = []string{
-	"runtime.",
-	"github.com/locksmith-go/locksmith/internal/",
-	"github.com/locksmith-go/locksmith/detect.",
-	"github.com/locksmith-go/locksmith/mutex.",
-	"github.com/locksmith-go/locksmith/monitor.",
-	"github.com/locksmith-go/locksmith/condvar.",
-	"github.com/locksmith-go/locksmith/deadlock.",
-}
+// isTrimmed reports whether fn is the detector's, the locks' or the
+// runtime's own frame, trimmed from reports (core.IsLibraryFrame).
+func isTrimmed(fn string) bool { return core.IsLibraryFrame(fn) }
 
-func isTrimmed(fn string) bool {
-	for _, p := range trimmed {
-		if strings.HasPrefix(fn, p) {
-			return true
-		}
+// holderFrames returns the user frame at pc, a holder's acquisition PC
+// (core.Lock.HolderPC), as a Step's HoldsAt, or nil if pc is 0 or names
+// no user frame.
+func holderFrames(pc uintptr) []Frame {
+	f, ok := core.PCFrame(pc)
+	if !ok {
+		return nil
 	}
-	return false
+	return []Frame{{Function: f.Function, File: f.File, Line: f.Line}}
 }
 
 // site returns "file:line" of the first user frame of rec, an fpstack

@@ -9,8 +9,9 @@
 // lockGo's fast paths, with a fast goroutine ID and Order mode off
 // (fastWord not 0): if the word names the caller, add one to reentries
 // (no atomic write: only the owner touches it); if the state word is 0,
-// one CompareAndSwap from 0 to the caller's ID and nothing else
-// (reentries is 0 already). Otherwise (held by another goroutine, or
+// one CompareAndSwap from 0 to the caller's ID, then the holder's
+// acquisition PC (core.Lock.SetHolderPC), the return address at 0(SP)
+// in the caller that Lock is inlined into; reentries is 0 already. Otherwise (held by another goroutine, or
 // waiters), or if the CompareAndSwap fails, it tail-calls lockHeld,
 // which goes straight to the slow path; without a fast ID or in Order
 // mode, lockGo.
@@ -56,6 +57,8 @@ TEXT ·lock(SB),NOSPLIT,$0-8
 	LOCK
 	CMPXCHGQ CX, (Monitor_l+const_stateOff)(DX)
 	JNE held
+	MOVQ 0(SP), AX // the return PC: Lock is inlined into its caller
+	MOVQ AX, (Monitor_l+const_pcOff)(DX)
 	RET
 	PCALIGN $32
 notfree:

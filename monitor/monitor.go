@@ -10,6 +10,7 @@ import (
 	// See package mutex: the import links the deadlock detector.
 	_ "github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/core"
+	"github.com/locksmith-go/locksmith/internal/fpstack"
 	"github.com/locksmith-go/locksmith/internal/gid"
 	"github.com/locksmith-go/locksmith/misuse"
 )
@@ -123,14 +124,17 @@ func (m *Monitor) Lock() { lock(m) }
 // Order mode or no fast goroutine ID.
 //
 //lint:ignore U1000 fast_amd64.s jumps here; fast_go.go calls it where the assembly is not built
+//go:noinline
 func lockGo(m *Monitor) {
 	g := gid.Get()
 	if m.l.Owner() == g {
 		m.reenter()
 		return
 	}
-	if !m.l.FastAcquire(g) {
-		m.lockSlow(g)
+	if m.l.FastAcquire(g) {
+		m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, entrySkip))
+	} else {
+		m.lockSlow(g, fpstack.CallerPC(entrySkip))
 	}
 	m.acquired(g, false)
 }
@@ -140,18 +144,25 @@ func lockGo(m *Monitor) {
 // has waiters), or its CompareAndSwap failed. It goes straight to the slow
 // path, as lockGo does after its own CompareAndSwap fails.
 //
+// lockGo and lockHeld are reached by a jump from the assembly, through
+// their ABI wrappers (entrySkip frames), or by a call from Lock inlined
+// into its caller, so the return PC above those is the caller's site,
+// which a first entry records as the holder's (core.Lock.SetHolderPC).
+//
 //lint:ignore U1000 only fast_amd64.s jumps here; unused where the assembly is not built
+//go:noinline
 func lockHeld(m *Monitor) {
 	g := gid.Get()
-	m.lockSlow(g)
+	m.lockSlow(g, fpstack.CallerPC(entrySkip))
 	m.acquired(g, false)
 }
 
 //lint:ignore U1000 called only from lockGo and lockHeld, which the assembly reaches
-func (m *Monitor) lockSlow(g int64) {
+func (m *Monitor) lockSlow(g int64, pc uintptr) {
 	if err := m.l.Acquire(g, nil, core.ClassMonitor); err != nil {
 		panic(err)
 	}
+	m.l.SetHolderPC(pc)
 }
 
 // reenter adds a hold for the owner and publishes the count beyond the
@@ -195,6 +206,7 @@ func (m *Monitor) TryLock() bool {
 	if !m.l.TryAcquire(g) {
 		return false
 	}
+	m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	m.acquired(g, true)
 	return true
 }
@@ -225,6 +237,7 @@ func (m *Monitor) LockContext(ctx context.Context) error {
 			return err
 		}
 	}
+	m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	m.acquired(g, false)
 	return nil
 }
@@ -251,6 +264,7 @@ func (m *Monitor) LockTimeout(d time.Duration) bool {
 	if !m.l.FastAcquire(g) && !m.lockTimeoutSlow(g, d) {
 		return false
 	}
+	m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	m.acquired(g, d <= 0) // a wait of zero cannot block: no order edge
 	return true
 }

@@ -6,6 +6,7 @@
 
 // Fields of the core.RWLock inside an RWMonitor.
 #define STATE (RWMonitor_l+const_rwStateOff)
+#define PC (RWMonitor_l+const_rwPCOff)
 #define META (RWMonitor_l+const_rwMetaOff)
 #define RS (RWMonitor_l+const_rwRsOff)
 #define SLOTS (RWMonitor_l+const_rwSlotsOff)
@@ -155,6 +156,8 @@ TEXT ·rwLock(SB),NOSPLIT,$0-8
 	ORQ BX, AX
 	JNE readers
 	MOVQ $1, RWMonitor_wholds(DX)
+	MOVQ 0(SP), AX // the writer's site (core.RWLock.SetWriterPC): Lock is inlined into its caller
+	MOVQ AX, PC(DX)
 	RET
 taken:
 	ANDQ $~((1<<const_ownerShift)-1), AX

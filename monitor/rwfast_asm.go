@@ -38,6 +38,7 @@ func rwRUnlock(rw *RWMonitor)
 //lint:file-ignore U1000 the constants here are read only by the assembly, through go_asm.h
 const (
 	rwStateOff       = core.RWStateOffset
+	rwPCOff          = core.RWPCOffset
 	rwMetaOff        = core.RWMetaOffset
 	rwRsOff          = core.RWRsOffset
 	rwSlotsOff       = core.RWSlotsOffset

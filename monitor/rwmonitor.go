@@ -9,6 +9,7 @@ import (
 
 	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/internal/core"
+	"github.com/locksmith-go/locksmith/internal/fpstack"
 	"github.com/locksmith-go/locksmith/internal/gid"
 )
 
@@ -90,14 +91,18 @@ func (rw *RWMonitor) Lock() { rwLock(rw) }
 // everything else.
 //
 //lint:ignore U1000 rwfast_amd64.s jumps here; rwfast_go.go calls it where the assembly is not built
+//go:noinline
 func rwLockGo(rw *RWMonitor) {
 	g := gid.Get()
 	if rw.l.Writer() == g {
 		rw.reenter(g)
 		return
 	}
-	if !rw.l.LockFast(g) {
+	if rw.l.LockFast(g) {
+		rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, entrySkip))
+	} else {
 		rw.lockSlow(g)
+		rw.l.SetWriterPC(fpstack.CallerPC(entrySkip))
 	}
 	rw.wholds = 1
 	rw.acquired(g, false)
@@ -106,10 +111,18 @@ func rwLockGo(rw *RWMonitor) {
 // rwLockHeld is where the assembly goes when another goroutine holds the
 // writer lock, or writers are queued: straight to the slow path.
 //
+// rwLockGo, rwLockHeld and rwLockReaders are reached by a jump from the
+// assembly, through their ABI wrappers (entrySkip frames), or by a call
+// from Lock inlined into its caller, so the return PC above those is the
+// caller's site, which a first entry records as the writer's
+// (core.RWLock.SetWriterPC).
+//
 //lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
+//go:noinline
 func rwLockHeld(rw *RWMonitor) {
 	g := gid.Get()
 	rw.lockSlow(g)
+	rw.l.SetWriterPC(fpstack.CallerPC(entrySkip))
 	rw.wholds = 1
 	rw.acquired(g, false)
 }
@@ -119,10 +132,12 @@ func rwLockHeld(rw *RWMonitor) {
 // does, and takes the slow path, which checks for an upgrade and waits.
 //
 //lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
+//go:noinline
 func rwLockReaders(rw *RWMonitor) {
 	g := gid.Get()
 	rw.l.Unlock(g)
 	rw.lockSlow(g)
+	rw.l.SetWriterPC(fpstack.CallerPC(entrySkip))
 	rw.wholds = 1
 	rw.acquired(g, false)
 }
@@ -186,6 +201,7 @@ func (rw *RWMonitor) TryLock() bool {
 	if !rw.l.TryLock(g) { // fails for a reader: it sees itself
 		return false
 	}
+	rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	rw.wholds = 1
 	rw.acquired(g, true)
 	return true
@@ -218,6 +234,7 @@ func (rw *RWMonitor) LockContext(ctx context.Context) error {
 			return err
 		}
 	}
+	rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	rw.wholds = 1
 	rw.acquired(g, false)
 	return nil
@@ -248,6 +265,7 @@ func (rw *RWMonitor) LockTimeout(d time.Duration) bool {
 	if !rw.l.LockFast(g) && !rw.lockTimeoutSlow(g, d) {
 		return false
 	}
+	rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	rw.wholds = 1
 	rw.acquired(g, d <= 0) // a wait of zero cannot block: no order edge
 	return true

@@ -8,7 +8,9 @@
 //
 // lockGo's uncontended path: with a fast goroutine ID and Order mode off
 // (fastWord not 0), one CompareAndSwap of the state word from 0 to the
-// caller's ID. If that fails it tail-calls lockHeld, which goes straight
+// caller's ID, then the holder's acquisition PC (core.Lock.SetHolderPC):
+// the return address at 0(SP), in the caller that Lock is inlined into.
+// If the CompareAndSwap fails it tail-calls lockHeld, which goes straight
 // to the slow path; without a fast ID or in Order mode, lockGo.
 //
 // PCALIGN: lock and unlock each start a cache line, as monitor's do (see
@@ -27,6 +29,8 @@ TEXT ·lock(SB),NOSPLIT,$0-8
 	LOCK
 	CMPXCHGQ CX, (Mutex_l+const_stateOff)(DX)
 	JNE held
+	MOVQ 0(SP), AX // the return PC: Lock is inlined into its caller
+	MOVQ AX, (Mutex_l+const_pcOff)(DX)
 	RET
 held:
 	JMP ·lockHeld(SB)

@@ -29,6 +29,11 @@ func lock(m *Mutex)
 
 func unlock(m *Mutex)
 
+// entrySkip is how many frames lie between lockGo or lockHeld and the
+// caller of Lock: the ABI wrapper through which the assembly reaches
+// them.
+const entrySkip = 1
+
 // fastWord is what the assembly tests first: gid's offset of the ID in
 // the g while the fast path may run (a fast goroutine ID, Order mode off),
 // else 0; core keeps it in step with the mode.
@@ -42,4 +47,5 @@ func init() { core.RegisterFastWord(&fastWord) }
 const (
 	ownerShift = core.OwnerShift
 	stateOff   = core.StateOffset
+	pcOff      = core.PCOffset
 )

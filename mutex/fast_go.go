@@ -8,3 +8,7 @@ package mutex
 
 func lock(m *Mutex)   { lockGo(m) }
 func unlock(m *Mutex) { unlockGo(m) }
+
+// entrySkip is how many frames lie between lockGo and the caller of Lock:
+// none, since lock and Lock are inlined into that caller.
+const entrySkip = 0

@@ -12,6 +12,7 @@ import (
 	// linked into every program that uses a Mutex.
 	_ "github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/core"
+	"github.com/locksmith-go/locksmith/internal/fpstack"
 	"github.com/locksmith-go/locksmith/internal/gid"
 	"github.com/locksmith-go/locksmith/misuse"
 )
@@ -100,10 +101,13 @@ func (m *Mutex) Lock() { lock(m) }
 // here for Order mode or no fast goroutine ID.
 //
 //lint:ignore U1000 fast_amd64.s jumps here; fast_go.go calls it where the assembly is not built
+//go:noinline
 func lockGo(m *Mutex) {
 	g := gid.Get()
-	if !m.l.FastAcquire(g) {
-		m.lockSlow(g)
+	if m.l.FastAcquire(g) {
+		m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, entrySkip))
+	} else {
+		m.lockSlow(g, fpstack.CallerPC(entrySkip))
 	}
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		m.orderAcquired(g, false, mw)
@@ -115,23 +119,33 @@ func lockGo(m *Mutex) {
 // lockGo does after its own CompareAndSwap fails; another attempt at once
 // would only take the cache line from the holder again.
 //
+// lockGo and lockHeld are reached by a jump from the assembly, through
+// their ABI wrappers (entrySkip frames), or by a call from Lock inlined
+// into its caller, so the return PC above those is the caller's site,
+// which they record as the holder's (core.Lock.SetHolderPC).
+//
 //lint:ignore U1000 only fast_amd64.s jumps here; unused where the assembly is not built
+//go:noinline
 func lockHeld(m *Mutex) {
 	g := gid.Get()
-	m.lockSlow(g)
+	m.lockSlow(g, fpstack.CallerPC(entrySkip))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		m.orderAcquired(g, false, mw)
 	}
 }
 
+// lockSlow takes m for g, which asked for it at pc, after the fast path
+// failed, and records pc as the holder's site.
+//
 //lint:ignore U1000 called only from lockGo and lockHeld, which the assembly reaches
-func (m *Mutex) lockSlow(g int64) {
+func (m *Mutex) lockSlow(g int64, pc uintptr) {
 	if m.l.Owner() == g {
-		panic(recursive(g))
+		panic(recursive(g, m.l.HolderPC(), pc))
 	}
 	if err := m.l.Acquire(g, nil, core.ClassMutex); err != nil {
 		panic(err)
 	}
+	m.l.SetHolderPC(pc)
 }
 
 // TryLock tries to lock m and reports whether it succeeded. It returns
@@ -142,6 +156,7 @@ func (m *Mutex) TryLock() bool {
 	if !m.l.TryAcquire(g) {
 		return false
 	}
+	m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		m.orderAcquired(g, true, mw)
 	}
@@ -161,7 +176,7 @@ func (m *Mutex) TryLock() bool {
 func (m *Mutex) LockContext(ctx context.Context) error {
 	g := gid.Get()
 	if m.l.Owner() == g {
-		panic(recursive(g)) // a broken contract, whatever the context says
+		panic(recursive(g, m.l.HolderPC(), fpstack.CallerPC(0))) // a broken contract, whatever the context says
 	}
 	if ctx == nil {
 		panic(core.Misuse("mutex: LockContext with a nil context", ErrNilContext))
@@ -174,6 +189,7 @@ func (m *Mutex) LockContext(ctx context.Context) error {
 			return err
 		}
 	}
+	m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		m.orderAcquired(g, false, mw)
 	}
@@ -195,18 +211,19 @@ func (m *Mutex) LockContext(ctx context.Context) error {
 // one timer.
 func (m *Mutex) LockTimeout(d time.Duration) bool {
 	g := gid.Get()
-	if !m.l.FastAcquire(g) && !m.lockTimeoutSlow(g, d) {
+	if !m.l.FastAcquire(g) && !m.lockTimeoutSlow(g, d, fpstack.CallerPC(0)) {
 		return false
 	}
+	m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		m.orderAcquired(g, d <= 0, mw) // a wait of zero cannot block: no order edge
 	}
 	return true
 }
 
-func (m *Mutex) lockTimeoutSlow(g int64, d time.Duration) bool {
+func (m *Mutex) lockTimeoutSlow(g int64, d time.Duration, pc uintptr) bool {
 	if m.l.Owner() == g {
-		panic(recursive(g)) // a broken contract, however short the wait
+		panic(recursive(g, m.l.HolderPC(), pc)) // a broken contract, however short the wait
 	}
 	if d <= 0 {
 		return m.l.TryAcquire(g)
@@ -297,8 +314,8 @@ func (m *Mutex) Owned() bool { return m.l.Owner() == gid.Get() }
 // diagnostics, not for synchronization.
 func (m *Mutex) Locked() bool { return m.l.Owner() != 0 }
 
-func recursive(g int64) error {
-	return core.Misuse(fmt.Sprintf("mutex: deadlock; recursive locking (goroutine %d)", g), ErrRecursiveLock)
+func recursive(g int64, held, again uintptr) error {
+	return core.Misuse(fmt.Sprintf("mutex: deadlock; recursive locking (goroutine %d)%s", g, core.Sites(held, again)), ErrRecursiveLock)
 }
 
 // condLocker lets condvar release and retake m around a wait.

@@ -6,6 +6,7 @@
 
 // Fields of the core.RWLock inside an RWMutex.
 #define STATE (RWMutex_l+const_rwStateOff)
+#define PC (RWMutex_l+const_rwPCOff)
 #define RS (RWMutex_l+const_rwRsOff)
 #define SLOTS (RWMutex_l+const_rwSlotsOff)
 #define HOLDS (RWMutex_l+const_rwHoldsOff)
@@ -145,6 +146,8 @@ TEXT ·rwLock(SB),NOSPLIT,$0-8
 	SHRQ $const_rwOverflowShift, BX
 	ORQ BX, AX
 	JNE readers
+	MOVQ 0(SP), AX // the writer's site (core.RWLock.SetWriterPC): Lock is inlined into its caller
+	MOVQ AX, PC(DX)
 	RET
 readers:
 	JMP ·rwLockReaders(SB)

@@ -34,6 +34,7 @@ func rwRUnlock(rw *RWMutex)
 //lint:file-ignore U1000 the constants here are read only by the assembly, through go_asm.h
 const (
 	rwStateOff       = core.RWStateOffset
+	rwPCOff          = core.RWPCOffset
 	rwRsOff          = core.RWRsOffset
 	rwSlotsOff       = core.RWSlotsOffset
 	rwHoldsOff       = core.RWHoldsOffset

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locksmith-go/locksmith/internal/core"
+	"github.com/locksmith-go/locksmith/internal/fpstack"
 	"github.com/locksmith-go/locksmith/internal/gid"
 )
 
@@ -88,10 +89,14 @@ func (rw *RWMutex) Lock() { rwLock(rw) }
 // jumps to rwLockGo, rwLockHeld or rwLockReaders for everything else.
 //
 //lint:ignore U1000 rwfast_amd64.s jumps here; rwfast_go.go calls it where the assembly is not built
+//go:noinline
 func rwLockGo(rw *RWMutex) {
 	g := gid.Get()
-	if !rw.l.LockFast(g) {
+	if rw.l.LockFast(g) {
+		rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, entrySkip))
+	} else {
 		rw.lockSlow(g)
+		rw.l.SetWriterPC(fpstack.CallerPC(entrySkip))
 	}
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, false, mw)
@@ -102,10 +107,18 @@ func rwLockGo(rw *RWMutex) {
 // writer lock failed: straight to the slow path, as rwLockGo after
 // LockFast fails.
 //
+// rwLockGo, rwLockHeld and rwLockReaders are reached by a jump from the
+// assembly, through their ABI wrappers (entrySkip frames), or by a call
+// from Lock inlined into its caller, so the return PC above those is the
+// caller's site, which they record as the writer's
+// (core.RWLock.SetWriterPC).
+//
 //lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
+//go:noinline
 func rwLockHeld(rw *RWMutex) {
 	g := gid.Get()
 	rw.lockSlow(g)
+	rw.l.SetWriterPC(fpstack.CallerPC(entrySkip))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, false, mw)
 	}
@@ -116,10 +129,12 @@ func rwLockHeld(rw *RWMutex) {
 // does, and takes the slow path, which checks for an upgrade and waits.
 //
 //lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
+//go:noinline
 func rwLockReaders(rw *RWMutex) {
 	g := gid.Get()
 	rw.l.Unlock(g)
 	rw.lockSlow(g)
+	rw.l.SetWriterPC(fpstack.CallerPC(entrySkip))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, false, mw)
 	}
@@ -133,11 +148,21 @@ func (rw *RWMutex) lockSlow(g int64) {
 	}
 }
 
+// writeLockedAt says where the writer took the lock, for a recursive
+// locking panic, whose stack says where it asked again: ", write-locked
+// at f:1", or nothing where that is not recorded.
+func writeLockedAt(pc uintptr) string {
+	if s := core.PCSite(pc); s != "" {
+		return ", write-locked at " + s
+	}
+	return ""
+}
+
 // checkHolder panics if g holds rw in either mode.
 func (rw *RWMutex) checkHolder(g int64, op string) {
 	switch {
 	case rw.l.Writer() == g:
-		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; recursive locking: %s of rwmutex write-locked by the same goroutine %d", op, g), ErrRecursiveLock))
+		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; recursive locking: %s of rwmutex write-locked by the same goroutine %d%s", op, g, writeLockedAt(rw.l.WriterPC())), ErrRecursiveLock))
 	case rw.l.HoldsRead(g) > 0 && op == "rlock":
 		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; recursive read locking: rlock of rwmutex read-locked by the same goroutine %d", g), ErrRecursiveLock))
 	case rw.l.HoldsRead(g) > 0:
@@ -153,6 +178,7 @@ func (rw *RWMutex) TryLock() bool {
 	if !rw.l.TryLock(g) {
 		return false
 	}
+	rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, true, false, mw)
 	}
@@ -183,6 +209,7 @@ func (rw *RWMutex) LockContext(ctx context.Context) error {
 			return err
 		}
 	}
+	rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, false, mw)
 	}
@@ -209,6 +236,7 @@ func (rw *RWMutex) LockTimeout(d time.Duration) bool {
 	if !rw.l.LockFast(g) && !rw.lockTimeoutSlow(g, d) {
 		return false
 	}
+	rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, d <= 0, false, mw) // a wait of zero cannot block: no order edge
 	}

@@ -22,6 +22,10 @@ const StateOffset = unsafe.Offsetof(Lock{}.state)
 
 var _ [0]struct{} = [StateOffset]struct{}{} // the state word comes first
 
+// PCOffset is the offset of the holder's acquisition PC in a Lock
+// (SetHolderPC), which the assembly fast paths store after they take it.
+const PCOffset = unsafe.Offsetof(Lock{}.pc)
+
 // MetaOffset is the offset of the metadata pointer in a Lock. A Monitor's
 // assembly re-entry and partial release go to the Go code when it is not
 // nil, so that the hold count beyond the first is published for Dump
@@ -82,6 +86,7 @@ func (l *Lock) ReleaseSlow(g int64) bool { return l.releaseSlow(g) }
 const (
 	RWStateOffset    = unsafe.Offsetof(RWLock{}.w) + StateOffset
 	RWMetaOffset     = unsafe.Offsetof(RWLock{}.w) + MetaOffset
+	RWPCOffset       = unsafe.Offsetof(RWLock{}.w) + PCOffset
 	RWRsOffset       = unsafe.Offsetof(RWLock{}.rs)
 	RWSlotsOffset    = unsafe.Offsetof(RWLock{}.slots)
 	RWHoldsOffset    = unsafe.Offsetof(RWLock{}.holds)

@@ -75,9 +75,17 @@ import (
 // the rules above check exactly.
 type Lock struct {
 	state atomic.Int64
-	mu    sync.Mutex // guards q, ndurable and the links and handoff of queued waiters
-	q     waitList
-	meta  Pointer[Meta] // detection metadata, created on first need
+	// pc is where the holder took the lock: the return PC into the
+	// caller of the public method (one word, no stack), or 0 if the path
+	// that took it does not record it (HolderPC). The holder writes it,
+	// plainly, right after it takes the lock; it is read by the holder
+	// itself (a recursive Lock's panic) and by the detector for a holder
+	// parked in a verified cycle, whose registration as a waiter
+	// happened after the write.
+	pc   uintptr
+	mu   sync.Mutex // guards q, ndurable and the links and handoff of queued waiters
+	q    waitList
+	meta Pointer[Meta] // detection metadata, created on first need
 
 	durDom   atomic.Uint64 // the durable waiters' domain; meaningful while durable is set; written under mu
 	ndurable int32         // queued durable waiters
@@ -115,6 +123,15 @@ func (l *Lock) SetExtraHolds(n int) {
 		l.extra.Store(int32(n))
 	}
 }
+
+// SetHolderPC records pc as where the holder took the lock (see
+// Lock.pc); only the holder calls it, after it has taken the lock.
+func (l *Lock) SetHolderPC(pc uintptr) { l.pc = pc }
+
+// HolderPC returns where the holder took the lock, a return PC, or 0
+// where that is not recorded. Only the holder, or the detector for a
+// holder parked in a verified cycle, may call it.
+func (l *Lock) HolderPC() uintptr { return l.pc }
 
 // ExtraHolds returns the hold count beyond the first published by the
 // holder.

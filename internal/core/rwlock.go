@@ -539,3 +539,12 @@ func (l *RWLock) afterRelease() {
 		l.WakeQueuedReaders()
 	}
 }
+
+// SetWriterPC records pc as where the writer took the write lock (see
+// Lock.SetHolderPC); only the writer calls it, once it holds the lock
+// with the readers gone.
+func (l *RWLock) SetWriterPC(pc uintptr) { l.w.SetHolderPC(pc) }
+
+// WriterPC returns where the writer took the write lock, or 0 (see
+// Lock.HolderPC, whose rules it follows).
+func (l *RWLock) WriterPC() uintptr { return l.w.HolderPC() }

@@ -38,3 +38,26 @@ func recordCallers(skip int, rec []uintptr) int {
 	rec[0] = uintptr(skip) | logical
 	return 1 + runtime.Callers(2, rec[1:])
 }
+
+// CheapCaller says whether CallerPC costs a walk of frame pointers (true)
+// rather than a call of runtime.Callers.
+const CheapCaller = true
+
+// CallerPC returns the return PC of its caller's frame, or of the frame
+// skip physical frames above that: where the function that calls
+// CallerPC returns to, one PC and no stack. skip is at most 2 (an ABI
+// wrapper between an assembly caller and the Go function that calls
+// CallerPC is one frame). That caller must not be inlined. It returns 0
+// if the walk found no such frame.
+//
+//go:noinline
+func CallerPC(skip int) uintptr {
+	// rec[1] is Record's return PC (in CallerPC), rec[2] CallerPC's (in
+	// its caller), rec[3] the caller's own.
+	var rec [6]uintptr
+	n := 4 + skip
+	if skip < 0 || n > len(rec) || Record(0, rec[:n]) < n {
+		return 0
+	}
+	return rec[n-1]
+}

@@ -19,3 +19,22 @@ func Record(skip int, rec []uintptr) int {
 	rec[0] = uintptr(skip) | logical
 	return 1 + runtime.Callers(2, rec[1:])
 }
+
+// CheapCaller says whether CallerPC costs a walk of frame pointers (true)
+// rather than a call of runtime.Callers.
+const CheapCaller = false
+
+// CallerPC returns the return PC of its caller's frame, or of the frame
+// skip frames above that: where the function that calls CallerPC returns
+// to, one PC and no stack. That caller must not be inlined. It returns 0
+// if there is no such frame.
+//
+//go:noinline
+func CallerPC(skip int) uintptr {
+	// 0 is runtime.Callers, 1 CallerPC, 2 its caller, 3 the caller's.
+	var pc [1]uintptr
+	if runtime.Callers(3+skip, pc[:]) < 1 {
+		return 0
+	}
+	return pc[0]
+}

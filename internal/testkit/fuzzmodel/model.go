@@ -521,8 +521,20 @@ func (d *driver) holder() int64 {
 	return d.w[d.owner].g
 }
 
-func (d *driver) recursive(g int64) string {
-	return fmt.Sprintf("%s: deadlock; recursive locking (goroutine %d)", d.s.Pkg, g)
+// expectRecursive expects worker k's (goroutine g's) recursive-locking
+// panic: the message names g, then where it locked the lock and where it
+// asked again (the sites of the model's own frames are library frames,
+// so either may read "not recorded").
+func (d *driver) expectRecursive(k int, g int64) func(out) {
+	return func(o out) {
+		err, isErr := o.v.(error)
+		require.Truef(d.t, isErr, "worker %d: want a recursive-locking panic, got %#v\n%s", k, o.v, d)
+		require.ErrorIs(d.t, err, d.s.Recursive, "worker %d\n%s", k, d)
+		prefix := fmt.Sprintf("%s: deadlock; recursive locking (goroutine %d): locked at ", d.s.Pkg, g)
+		require.True(d.t, strings.HasPrefix(err.Error(), prefix), "worker %d: %q does not start with %q\n%s", k, err.Error(), prefix, d)
+		require.Contains(d.t, err.Error()[len(prefix):], ", locked again at ", "worker %d\n%s", k, d)
+		d.w[k].finish()
+	}
 }
 
 // do starts op on worker k and updates the model with what must follow.
@@ -556,7 +568,7 @@ func (d *driver) do(op Op, k int) {
 			d.holds++
 			d.run(k, f, d.expectOK(k))
 		case holding && d.s.Recursive != nil:
-			d.run(k, f, d.expectPanic(k, d.s.Recursive, d.recursive(g)))
+			d.run(k, f, d.expectRecursive(k, g))
 		case holding:
 			w.finish() // a *sync.Mutex would hang for good
 		case d.owner < 0:
@@ -586,7 +598,7 @@ func (d *driver) do(op Op, k int) {
 			d.holds++
 			d.run(k, f, d.expectOK(k))
 		case holding:
-			d.run(k, f, d.expectPanic(k, d.s.Recursive, d.recursive(g)))
+			d.run(k, f, d.expectRecursive(k, g))
 		default:
 			d.run(k, f, d.expectResult(k, false, context.Canceled))
 		}
@@ -683,7 +695,7 @@ func (d *driver) do(op Op, k int) {
 		case holding && !d.s.Reentrant:
 			// Lock panics before the deferred Unlock is set up: the
 			// lock stays held.
-			d.run(k, f, d.expectPanic(k, d.s.Recursive, d.recursive(g)))
+			d.run(k, f, d.expectRecursive(k, g))
 		case holding || d.owner < 0:
 			// The deferred Unlock runs as the panic unwinds.
 			d.run(k, f, d.expectBoom(k))

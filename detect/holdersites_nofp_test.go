@@ -1,0 +1,7 @@
+//go:build !gc || purego || !(amd64 || arm64)
+
+package detect_test
+
+// fastSites: the fast paths record where the holder took the lock; in
+// this build (runtime.Callers), only the slow paths do.
+const fastSites = false

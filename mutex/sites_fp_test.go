@@ -1,0 +1,6 @@
+//go:build gc && !purego && (amd64 || arm64)
+
+package mutex_test
+
+// fastSites: the fast paths record where the holder took the lock.
+const fastSites = true
