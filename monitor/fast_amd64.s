@@ -58,7 +58,10 @@ TEXT ·lock(SB),NOSPLIT,$0-8
 	CMPXCHGQ CX, (Monitor_l+const_stateOff)(DX)
 	JNE held
 	MOVQ 0(SP), AX // the return PC: Lock is inlined into its caller
+	CMPQ AX, (Monitor_l+const_pcOff)(DX) // a lock retaken at its last site: no store
+	JEQ samesite
 	MOVQ AX, (Monitor_l+const_pcOff)(DX)
+samesite:
 	RET
 	PCALIGN $32
 notfree:

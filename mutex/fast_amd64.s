@@ -9,7 +9,10 @@
 // lockGo's uncontended path: with a fast goroutine ID and Order mode off
 // (fastWord not 0), one CompareAndSwap of the state word from 0 to the
 // caller's ID, then the holder's acquisition PC (core.Lock.SetHolderPC):
-// the return address at 0(SP), in the caller that Lock is inlined into.
+// the return address at 0(SP), in the caller that Lock is inlined into,
+// stored only when it differs from the one there, since a lock is mostly
+// retaken at its last site and the unconditional store showed in
+// lockbench's uncontended and nested pairs.
 // If the CompareAndSwap fails it tail-calls lockHeld, which goes straight
 // to the slow path; without a fast ID or in Order mode, lockGo.
 //
@@ -30,7 +33,10 @@ TEXT ·lock(SB),NOSPLIT,$0-8
 	CMPXCHGQ CX, (Mutex_l+const_stateOff)(DX)
 	JNE held
 	MOVQ 0(SP), AX // the return PC: Lock is inlined into its caller
+	CMPQ AX, (Mutex_l+const_pcOff)(DX) // a lock retaken at its last site: no store
+	JEQ samesite
 	MOVQ AX, (Mutex_l+const_pcOff)(DX)
+samesite:
 	RET
 held:
 	JMP ·lockHeld(SB)
