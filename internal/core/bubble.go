@@ -266,18 +266,15 @@ func allStacks() []byte {
 // result, or "" if g is not in it.
 func headerOf(dump []byte, g int64) string {
 	prefix := []byte("goroutine " + strconv.FormatInt(g, 10) + " [")
-	for len(dump) > 0 {
-		line := dump
-		if i := bytes.IndexByte(dump, '\n'); i >= 0 {
-			line, dump = dump[:i], dump[i+1:]
-		} else {
-			dump = nil
-		}
+	var header string
+	eachLine(dump, func(line []byte) bool {
 		if bytes.HasPrefix(line, prefix) {
-			return string(line)
+			header = string(line)
+			return false
 		}
-	}
-	return ""
+		return true
+	})
+	return header
 }
 
 // fillFromDump caches the domain of goroutines of bubbles in an

@@ -334,6 +334,18 @@ func liveIDs(dump []byte) map[int64]bool { return headerIDs(dump, []byte(" [")) 
 // headerIDs returns the IDs of dump's header lines that contain mark.
 func headerIDs(dump, mark []byte) map[int64]bool {
 	ids := map[int64]bool{}
+	eachLine(dump, func(line []byte) bool {
+		if g, ok := rt.GoroutineID(line); ok && bytes.Contains(line, mark) {
+			ids[g] = true
+		}
+		return true
+	})
+	return ids
+}
+
+// eachLine calls f with each line of dump, without its newline, until f
+// returns false.
+func eachLine(dump []byte, f func(line []byte) bool) {
 	for len(dump) > 0 {
 		line := dump
 		if i := bytes.IndexByte(dump, '\n'); i >= 0 {
@@ -341,9 +353,8 @@ func headerIDs(dump, mark []byte) map[int64]bool {
 		} else {
 			dump = nil
 		}
-		if g, ok := rt.GoroutineID(line); ok && bytes.Contains(line, mark) {
-			ids[g] = true
+		if !f(line) {
+			return
 		}
 	}
-	return ids
 }

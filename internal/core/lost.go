@@ -1,12 +1,9 @@
 package core
 
 import (
-	"bytes"
 	"fmt"
 	"sync"
 	"sync/atomic"
-
-	"github.com/locksmith-go/locksmith/internal/rt"
 )
 
 // Lost holds: what a Cond wait leaves behind when its reacquire panics.
@@ -94,7 +91,7 @@ func (l *Lock) LoseHolds(k *Class, g int64, n int, cause any) {
 // dumps all goroutines, which stops the world for a moment: only a lock
 // whose records have doubled pays for it.
 func (lh *lostHolds) prune() {
-	running := goroutineIDs(allStacks())
+	running := liveIDs(allStacks())
 	kept := lh.list[:0]
 	for _, r := range lh.list {
 		if running[r.g] {
@@ -104,24 +101,6 @@ func (lh *lostHolds) prune() {
 	clear(lh.list[len(kept):])
 	lh.list = kept
 	lh.pruneAt = 2 * len(kept)
-}
-
-// goroutineIDs returns the IDs of the goroutines in dump, an allStacks
-// result: the N of each line that starts "goroutine N" (a header).
-func goroutineIDs(dump []byte) map[int64]bool {
-	ids := map[int64]bool{}
-	for len(dump) > 0 {
-		line := dump
-		if i := bytes.IndexByte(dump, '\n'); i >= 0 {
-			line, dump = dump[:i], dump[i+1:]
-		} else {
-			dump = nil
-		}
-		if g, ok := rt.GoroutineID(line); ok {
-			ids[g] = true
-		}
-	}
-	return ids
 }
 
 // ForgetLost drops g's record on l, if any: g has just retaken l through a
