@@ -22,8 +22,8 @@ func TestRun(t *testing.T) {
 	// Cycles mode: one deadlock report naming both accounts, and recovery.
 	assert.Contains(t, s, "== Cycles mode: transfers A->B and B->A at the same time\nthe detector's report (1):")
 	assert.Contains(t, s, "Found one locksmith deadlock:")
-	assert.Regexp(t, `goroutine \d+:\n\s+holds "account A" \(\*mutex\.Mutex 0x[0-9a-f]+\)\n\s+waiting to lock "account B"`, s)
-	assert.Regexp(t, `goroutine \d+:\n\s+holds "account B" \(\*mutex\.Mutex 0x[0-9a-f]+\)\n\s+waiting to lock "account A"`, s)
+	assert.Regexp(t, `goroutine \d+:\n\s+holds "account A" \(\*mutex\.Mutex 0x[0-9a-f]+\)\n(?:\s+locked at \S+\.transfer\n\s+\S+main\.go:\d+\n)?\s+waiting to lock "account B"`, s)
+	assert.Regexp(t, `goroutine \d+:\n\s+holds "account B" \(\*mutex\.Mutex 0x[0-9a-f]+\)\n(?:\s+locked at \S+\.transfer\n\s+\S+main\.go:\d+\n)?\s+waiting to lock "account A"`, s)
 	assert.Regexp(t, `\.transfer\n\s+\S+/examples/deadlock/main\.go:\d+`, s, "the stacks show the user's frames")
 	assert.Contains(t, s, "both transfers done: A=80 B=120 (total 200)")
 
