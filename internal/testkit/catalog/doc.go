@@ -14,8 +14,9 @@
 // defaults apply and a bug's stuck goroutines stay in its process. A run
 // is classified from its output: the report it made (deadlock, lock
 // order, wait timeout, stuck waiter, or a misuse panic such as recursive
-// locking), hung (killed at the deadline), silent (passed without a
-// report) or failed (ended otherwise).
+// locking), the Go runtime's "all goroutines are asleep" (not counted as
+// found), hung (killed at the deadline), silent (passed without a report)
+// or failed (ended otherwise).
 //
 // go test runs each shape once, without and with detect.VerifyNone, in
 // the default configuration with LOCKSMITH_WAIT_TIMEOUT=2s, and checks

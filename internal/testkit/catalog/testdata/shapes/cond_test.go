@@ -120,21 +120,20 @@ func condHang(t *testing.T, s condShape, fixed bool) {
 	<-done
 }
 
-// condLeak waits in a goroutine and returns once the signaller is done
-// (the bug), or when both are (the fix).
+// condLeak waits in a goroutine and returns once the signaller is on
+// its way (the bug), or when both are done (the fix).
 func condLeak(t *testing.T, s condShape, fixed bool) {
 	helper(t)
 	waiter, signaller := s(fixed)
-	parked := make(chan struct{})
+	parked, signalling := make(chan struct{}), make(chan struct{})
 	waited, signalled := make(chan struct{}), make(chan struct{})
 	go func() { defer close(waited); waiter(func() { close(parked) }) }()
-	go func() { defer close(signalled); <-parked; signaller() }()
+	go func() { defer close(signalled); <-parked; close(signalling); signaller() }()
+	<-signalling
 	if fixed {
 		<-waited
 		<-signalled
-		return
 	}
-	<-parked
 }
 
 func TestBugRLockCondWaitHang(t *testing.T)   { condHang(t, rlockCondWait, false) }
