@@ -14,13 +14,15 @@ func helper(t *testing.T) {
 	}
 }
 
-// both runs f and g in goroutines and waits for them.
+// both runs each of fs in a goroutine of its own and waits for them. A
+// goroutine that panics does not count as done, so the test cannot
+// return, and the binary exit, before the panic is printed.
 func both(fs ...func()) {
 	done := make(chan struct{}, len(fs))
 	for _, f := range fs {
 		go func(f func()) {
-			defer func() { done <- struct{}{} }()
 			f()
+			done <- struct{}{}
 		}(f)
 	}
 	for range fs {
