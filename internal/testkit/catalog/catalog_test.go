@@ -132,6 +132,17 @@ func build(t *testing.T) *kit {
 	if err != nil {
 		t.Skip("no go command:", err)
 	}
+	// Read the shapes' sources, so that go test's cache, which tracks the
+	// files a test opens, is not served the result of other sources.
+	srcs, err := filepath.Glob(filepath.Join("testdata", "shapes", "*.go"))
+	if err != nil || len(srcs) == 0 {
+		t.Fatalf("testdata/shapes: %v, %d files", err, len(srcs))
+	}
+	for _, f := range srcs {
+		if _, err := os.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
 	bin := filepath.Join(t.TempDir(), "shapes.test")
 	cmd := exec.Command(gobin, "test", "-c", "-o", bin, "./testdata/shapes")
 	if out, err := cmd.CombinedOutput(); err != nil {

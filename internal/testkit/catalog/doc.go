@@ -24,7 +24,7 @@
 // detects are found. The full table, every shape run 10 times in each
 // configuration, is
 //
-//	LOCKSMITH_CATALOG=1 go test -run TestCatalog -v -timeout 60m ./internal/testkit/catalog
+//	LOCKSMITH_CATALOG=1 go test -count=1 -run TestCatalog -v -timeout 60m ./internal/testkit/catalog
 //
 // which prints a markdown table (LOCKSMITH_CATALOG_RUNS sets the number
 // of runs).
