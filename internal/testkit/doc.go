@@ -13,7 +13,9 @@
 //   - readmecheck: the test that keeps README.md's snippets compiling;
 //   - apidoc: the test that keeps go doc of the public packages free of
 //     internal names and every exported name documented;
-//   - layout: the test that keeps the kit out of the library.
+//   - layout: the test that keeps the kit out of the library;
+//   - catalog: real blocking-bug shapes and their fixed twins, run as
+//     test binaries in each detection mode.
 //
 // The rest of internal/ is the engine, which sits below the public
 // packages mutex, monitor, condvar and detect and is linked into every
