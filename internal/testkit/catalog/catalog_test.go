@@ -54,6 +54,7 @@ const (
 	deadlock    = "deadlock"
 	lockOrder   = "lock order"
 	waitTimeout = "wait timeout"
+	condWait    = "cond wait"
 	stuck       = "stuck waiter"
 	misuse      = "misuse"
 	goRuntime   = "go runtime deadlock"
@@ -70,6 +71,7 @@ var markers = []struct{ text, kind string }{
 	{"possible circular locking dependency", lockOrder},
 	{"detect: lock order inversion", lockOrder},
 	{"goroutine blocked on a lock for", waitTimeout},
+	{"waits on a Cond, unsignalled for", condWait},
 	{"is stuck waiting for a lock", stuck},
 	{"mutex: deadlock; ", misuse},
 	{"monitor: deadlock; ", misuse},
