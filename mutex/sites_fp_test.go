@@ -1,4 +1,4 @@
-//go:build gc && !purego && (amd64 || arm64)
+//go:build gc && !purego && (amd64 || arm64) && go1.23
 
 package mutex_test
 
