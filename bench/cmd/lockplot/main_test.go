@@ -167,15 +167,20 @@ func TestChartsOfLockbenchRun(t *testing.T) {
 	}
 
 	// go-deadlock takes microseconds a pair where the others take
-	// nanoseconds: the reentry chart gives it a log panel of its own and
-	// keeps the rest on a linear one.
+	// nanoseconds: the reentry chart gives it a log panel and keeps
+	// sync.Mutex and the floor on a linear one. (Which panel the other
+	// locks land in depends on this one-round run's figures, which a
+	// loaded machine can inflate; the rule itself is tested on fixed
+	// figures in TestLogAxisWhenOneLockDwarfs.)
 	fig, err := reentryChart(&rep, 0)
 	require.NoError(t, err)
 	require.Len(t, fig.panels, 2)
 	assert.False(t, fig.panels[0].log)
-	assert.Equal(t, []string{"sync.Mutex", "floor.GoidLock", "mutex.Mutex/detect=off", "monitor.Monitor/detect=off"}, fig.panels[0].series)
+	assert.Subset(t, fig.panels[0].series, []string{"sync.Mutex", "floor.GoidLock"})
 	assert.True(t, fig.panels[1].log)
-	assert.Equal(t, []string{"go-deadlock.Mutex"}, fig.panels[1].series)
+	assert.Contains(t, fig.panels[1].series, "go-deadlock.Mutex")
+	assert.ElementsMatch(t, []string{"sync.Mutex", "floor.GoidLock", "mutex.Mutex/detect=off", "monitor.Monitor/detect=off", "go-deadlock.Mutex"},
+		append(append([]string(nil), fig.panels[0].series...), fig.panels[1].series...), "every lock is in one panel")
 
 	// -o writes one chart.
 	one := filepath.Join(dir, "one.svg")
