@@ -52,8 +52,14 @@ func checkExitedReport(t *testing.T, mode detect.Mode, de *detect.DeadlockError,
 	assert.Equal(t, name, detecttest.LockName(x.Holds))
 	assert.Equal(t, read, x.HoldsForReading)
 	assert.Nil(t, x.WaitsFor)
-	if mode == detect.Order && site {
-		require.NotEmpty(t, x.HoldsAt, "where the holder took the lock, recorded in Order mode")
+	// Order mode records the site of a chain's first acquisition, which
+	// another case running at the same time may have made first; the
+	// lock's own holder PC names it then, where the fast paths record
+	// one (fastSites) and the hold is exclusive (readers record none).
+	if mode == detect.Order && site && fastSites && !read {
+		require.NotEmpty(t, x.HoldsAt, "where the holder took the lock")
+	}
+	if len(x.HoldsAt) > 0 {
 		assert.Contains(t, x.HoldsAt[0].Function, "detect_test.", "the holder's acquisition site")
 	}
 	s := r.String()
