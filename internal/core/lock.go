@@ -77,12 +77,15 @@ type Lock struct {
 	state atomic.Int64
 	// pc is where the holder took the lock: the return PC into the
 	// caller of the public method (one word, no stack), or 0 if the path
-	// that took it does not record it (HolderPC). The holder writes it,
-	// plainly, right after it takes the lock; it is read by the holder
-	// itself (a recursive Lock's panic) and by the detector for a holder
-	// parked in a verified cycle, whose registration as a waiter
-	// happened after the write.
-	pc   uintptr
+	// that took it does not record it (HolderPC). The holder writes it
+	// right after it takes the lock, and only when it differs from the
+	// word there (the assembly compares, then stores with a plain MOVQ,
+	// atomic for an aligned word on amd64); it is read by the holder
+	// itself (a recursive Lock's panic) and by the detector, atomically:
+	// a holder in a verified cycle may be a timed waiter that gave up
+	// and took the lock again meanwhile, so a report can name that later
+	// site, never a torn one.
+	pc   atomic.Uintptr
 	mu   sync.Mutex // guards q, ndurable and the links and handoff of queued waiters
 	q    waitList
 	meta Pointer[Meta] // detection metadata, created on first need
@@ -126,12 +129,16 @@ func (l *Lock) SetExtraHolds(n int) {
 
 // SetHolderPC records pc as where the holder took the lock (see
 // Lock.pc); only the holder calls it, after it has taken the lock.
-func (l *Lock) SetHolderPC(pc uintptr) { l.pc = pc }
+func (l *Lock) SetHolderPC(pc uintptr) {
+	if l.pc.Load() != pc { // a lock is mostly retaken at its last site: no store
+		l.pc.Store(pc)
+	}
+}
 
 // HolderPC returns where the holder took the lock, a return PC, or 0
-// where that is not recorded. Only the holder, or the detector for a
-// holder parked in a verified cycle, may call it.
-func (l *Lock) HolderPC() uintptr { return l.pc }
+// where that is not recorded. Outside the holder, the answer may name a
+// later holder's site (see Lock.pc).
+func (l *Lock) HolderPC() uintptr { return l.pc.Load() }
 
 // ExtraHolds returns the hold count beyond the first published by the
 // holder.
