@@ -4,60 +4,19 @@ import (
 	"fmt"
 
 	"github.com/locksmith-go/locksmith/internal/core"
-	"github.com/locksmith-go/locksmith/internal/gid"
 )
 
-// readCondLocker lets condvar release every read hold of rw around a wait
-// on a Cond bound to rw.RLocker(), and restore the count afterwards.
-type readCondLocker struct{ rw *RWMonitor }
+// readHost is the core.ReadHost of rw, for the core.ReadCond that lets
+// condvar release every read hold of rw around a wait on a Cond bound to
+// rw.RLocker(), and restore the count afterwards.
+type readHost struct{ rw *RWMonitor }
 
-// Owned reports whether the caller holds rw for reading. The writer, even
-// with read holds, may not wait: releasing its read holds would leave it
-// the writer, and no goroutine could take rw to change the condition.
-func (c readCondLocker) Owned() bool {
-	g := gid.Get()
-	if c.rw.l.Writer() == g {
-		panic(core.Misuse(fmt.Sprintf("condvar: wait on a Cond of rw.RLocker() by goroutine %d, which holds the *monitor.RWMonitor for writing: the wait would keep the write lock (wait on rw.NewCond(), or downgrade first)", g), core.ErrReadLocker))
-	}
-	return c.rw.l.HoldsRead(g) > 0
-}
+func (h readHost) RW() (*core.RWLock, *core.Class) { return &h.rw.l, core.ClassRWMonitor }
+func (h readHost) RLock()                          { h.rw.RLock() }
+func (h readHost) RUnlockFailed(g int64)           { h.rw.runlockFailed(g) }
 
-// ReleaseAll releases every read hold of the caller at once and returns
-// their count.
-func (c readCondLocker) ReleaseAll() int {
-	rw := c.rw
-	g := gid.Get()
-	n := rw.l.HoldsRead(g)
-	if !rw.l.RUnlock(g, true) {
-		rw.runlockFailed(g)
-	}
-	if mw := core.OrderWord(); mw >= core.ModeOrder {
-		rw.orderReleased(g, true, mw)
-	}
-	return n
-}
-
-// Restore retakes the read lock and sets the hold count back to n. If the
-// retake panics (deadlock detection refuses it, or a LockOrder reporter
-// panics or exits the goroutine), the n holds are recorded as lost, for
-// the failed RUnlocks that follow, before the panic goes on.
-func (c readCondLocker) Restore(n int) {
-	rw := c.rw
-	g := gid.Get()
-	done := false
-	defer func() {
-		if !done {
-			cause := recover()
-			rw.l.WriterLock().LoseHolds(core.ClassRWMonitor, g, n, cause)
-			if cause != nil {
-				panic(cause)
-			}
-		}
-	}()
-	rw.RLock()
-	done = true
-	rw.l.WriterLock().ForgetLost(g)
-	if n > 1 {
-		rw.l.AddReadHolds(g, n-1)
-	}
+// WriterWaits: the writer, even with read holds, may not wait, since the
+// wait would keep the write lock.
+func (h readHost) WriterWaits(g int64) string {
+	return fmt.Sprintf("condvar: wait on a Cond of rw.RLocker() by goroutine %d, which holds the *monitor.RWMonitor for writing: the wait would keep the write lock (wait on rw.NewCond(), or downgrade first)", g)
 }

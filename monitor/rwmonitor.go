@@ -69,7 +69,7 @@ func init() {
 		case *RWMonitor:
 			return core.Adapter{Lock: rw.l.WriterLock(), Class: core.ClassRWMonitor, Cond: rwCondLocker{rw}}, true
 		case rlocker:
-			return core.Adapter{Lock: rw.rw.l.WriterLock(), Class: core.ClassRWMonitor, Cond: readCondLocker(rw)}, true
+			return core.Adapter{Lock: rw.rw.l.WriterLock(), Class: core.ClassRWMonitor, Cond: core.ReadCond[readHost]{H: readHost(rw)}}, true
 		}
 		return core.Adapter{}, false
 	})

@@ -68,7 +68,7 @@ func init() {
 		case *RWMutex:
 			return core.Adapter{Lock: rw.l.WriterLock(), Class: core.ClassRWMutex, Cond: rwCondLocker{rw}}, true
 		case rlocker:
-			return core.Adapter{Lock: rw.rw.l.WriterLock(), Class: core.ClassRWMutex, Cond: readCondLocker(rw)}, true
+			return core.Adapter{Lock: rw.rw.l.WriterLock(), Class: core.ClassRWMutex, Cond: core.ReadCond[readHost]{H: readHost(rw)}}, true
 		}
 		return core.Adapter{}, false
 	})
@@ -485,7 +485,8 @@ func (rw *RWMutex) runlockSlow(g int64, r int) {
 	}
 }
 
-//lint:ignore U1000 called only from runlockSlow, which the assembly reaches
+// runlockFailed is what an RUnlock by g that holds no read lock of rw
+// does (runlockSlow's, and a release by a Cond wait of rw.RLocker()).
 func (rw *RWMutex) runlockFailed(g int64) {
 	if cause, quiet, ok := rw.l.WriterLock().TakeLost(g); ok {
 		if quiet {
@@ -543,5 +544,7 @@ type rwCondLocker struct{ rw *RWMutex }
 func (c rwCondLocker) Owned() bool     { return c.rw.Owned() }
 func (c rwCondLocker) ReleaseAll() int { c.rw.Unlock(); return 1 }
 
-// Restore retakes the write lock (see retakeForCond).
-func (c rwCondLocker) Restore(int) { c.rw.retakeForCond(c.rw.Lock) }
+// Restore retakes the write lock (see core.RetakeForCond).
+func (c rwCondLocker) Restore(int) {
+	core.RetakeForCond(c.rw.l.WriterLock(), core.ClassRWMutex, gid.Get(), 1, c.rw.Lock)
+}
