@@ -1,6 +1,8 @@
-// Package readmecheck holds the test that keeps README.md honest: every Go
-// snippet in it is code that compiles and runs as an Example, and every
-// example it says to run is a main package.
+// Package readmecheck holds the tests that keep README.md honest: every Go
+// snippet in it and in docs/types.md is code that compiles and runs as an
+// Example, every example it says to run is a main package, and every
+// relative link of the Markdown pages leads to a file and heading that
+// exist.
 package readmecheck_test
 
 import (
@@ -53,15 +55,24 @@ func decls(t *testing.T, name, src string) map[string]string {
 	return out
 }
 
-// TestREADMESnippetsAreExamples: each ```go block of README.md is a list
-// of declarations found, character for character, in an example_test.go
-// of the module, and declares at least one Example function, which
-// `go test` runs and checks against its // Output comment.
+// snippetPages are the pages whose ```go blocks are copies of Examples.
+var snippetPages = []string{"README.md", "docs/types.md"}
+
+// TestREADMESnippetsAreExamples: each ```go block of README.md and
+// docs/types.md is a list of declarations found, character for character,
+// in an example_test.go of the module, and declares at least one Example
+// function, which `go test` runs and checks against its // Output comment.
 func TestREADMESnippetsAreExamples(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	for _, page := range snippetPages {
+		t.Run(page, func(t *testing.T) { checkSnippets(t, page) })
+	}
+}
+
+func checkSnippets(t *testing.T, page string) {
+	text, err := os.ReadFile(filepath.Join(root, page))
 	require.NoError(t, err)
-	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(readme), -1)
-	require.NotEmpty(t, blocks, "no Go snippets in README.md")
+	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(text), -1)
+	require.NotEmpty(t, blocks, "no Go snippets in %s", page)
 
 	files, err := filepath.Glob(filepath.Join(root, "*", "example_test.go"))
 	require.NoError(t, err)
@@ -73,7 +84,7 @@ func TestREADMESnippetsAreExamples(t *testing.T) {
 	}
 
 	for i, b := range blocks {
-		snippet := decls(t, "README.md snippet", "package p\n\n"+b[1])
+		snippet := decls(t, page+" snippet", "package p\n\n"+b[1])
 		require.NotEmpty(t, snippet, "snippet %d declares nothing", i)
 		var home string // the example file that holds the snippet's Example
 		for name := range snippet {
@@ -120,4 +131,62 @@ func TestREADMEExamplesRun(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "main", f.Name.Name, "examples/%s is not a main package", name)
 	}
+}
+
+// TestDocLinksResolve: every relative link of README.md, BENCHMARKS.md and
+// docs/*.md names a file of the repository and, after a #, a heading of
+// that page as GitHub anchors it (lower case, punctuation dropped, spaces
+// as hyphens). Links in code blocks and to other sites are not links to
+// check.
+func TestDocLinksResolve(t *testing.T) {
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	require.NoError(t, err)
+	pages = append(pages, filepath.Join(root, "README.md"), filepath.Join(root, "BENCHMARKS.md"))
+	code := regexp.MustCompile("(?s)```.*?```")
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	checked := 0
+	for _, page := range pages {
+		text, err := os.ReadFile(page)
+		require.NoError(t, err)
+		for _, m := range link.FindAllStringSubmatch(code.ReplaceAllString(string(text), ""), -1) {
+			target := m[1]
+			if regexp.MustCompile(`^[a-z]+:`).MatchString(target) {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			dest := page
+			if file != "" {
+				dest = filepath.Join(filepath.Dir(page), file)
+			}
+			checked++
+			if _, err := os.Stat(dest); !assert.NoError(t, err, "%s: link %s", page, target) {
+				continue
+			}
+			if anchor != "" {
+				assert.Contains(t, anchors(t, dest), anchor, "%s: link %s names no heading of %s", page, target, dest)
+			}
+		}
+	}
+	assert.NotZero(t, checked, "no relative links found")
+}
+
+// anchors returns the GitHub anchors of the headings of a Markdown page.
+func anchors(t *testing.T, page string) map[string]bool {
+	t.Helper()
+	text, err := os.ReadFile(page)
+	require.NoError(t, err)
+	drop := regexp.MustCompile(`[^a-z0-9_\- ]`)
+	out := map[string]bool{}
+	inCode := false
+	for _, line := range strings.Split(string(text), "\n") {
+		if strings.HasPrefix(line, "```") {
+			inCode = !inCode
+		}
+		if inCode || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		h := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		out[strings.ReplaceAll(drop.ReplaceAllString(strings.ToLower(h), ""), " ", "-")] = true
+	}
+	return out
 }
