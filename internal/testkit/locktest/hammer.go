@@ -17,6 +17,12 @@ import (
 // exclusion with plain, unsynchronized variables: the race detector
 // reports any overlap of two critical sections, and without it the counts
 // catch lost updates. L is c's concrete type, as lock takes it.
+//
+// Each goroutine counts its rounds, after its Unlock and on a counter of
+// its own (testutil.Progress), and the run fails if the rounds stop for
+// the liveness deadline: a lost wakeup or a lock never released fails it,
+// while a run that a loaded machine slows down passes as long as it
+// advances (and ends before nine tenths of the test's -timeout).
 func Hammer[L TimedLock](t *testing.T, c Lock, procs, goroutines, iters int, lock func(m L, g, i int)) {
 	t.Helper()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
@@ -27,6 +33,7 @@ func Hammer[L TimedLock](t *testing.T, c Lock, procs, goroutines, iters int, loc
 		overlap int  // guarded by m
 		badHold int  // guarded by m
 		wg      sync.WaitGroup
+		rounds  = testutil.NewProgress(goroutines)
 	)
 	start := make(chan struct{})
 	for g := range goroutines {
@@ -60,13 +67,14 @@ func Hammer[L TimedLock](t *testing.T, c Lock, procs, goroutines, iters int, loc
 					m.Unlock()
 				}
 				m.Unlock()
+				rounds.Step(g)
 			}
 		}()
 	}
 	close(start)
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	testutil.Await(t, done, "hammer")
+	testutil.AwaitProgress(t, done, "hammer", rounds)
 	if t.Failed() {
 		return
 	}
