@@ -177,9 +177,12 @@ type Step struct {
 // Report is what the detector found, as a value.
 //
 // The detector reports each problem once: two reports with the same kind
-// whose steps are at the same call sites (the first user frame of each
-// step's stack, taken around the cycle) are one problem, whatever the lock
-// instances and goroutines involved. Seen counts the occurrences.
+// whose steps are at the same call sites (for a cycle, where each of its
+// locks is taken: the innermost user frame of each step's stack, with its
+// caller's function when the cycle's locks are taken through one
+// wrapper; taken around the cycle) are one problem, whatever the lock
+// instances, goroutines and callers involved. Seen counts the
+// occurrences.
 type Report struct {
 	Kind   Kind          // what the report is about
 	Mode   Mode          // the detector's mode when the report was made
