@@ -380,10 +380,11 @@ func (engine) Deadlock(c *core.Cycle) error {
 			// before it registered as blocked: they are safe to read.
 			r.Steps[i].HoldsAt = symbolise(heldPCs(s.G, holds.ID))
 		}
-		if r.Steps[i].HoldsAt == nil && !prev.HolderRead {
-			// The same holds for the holder's PC, written when it took
-			// the lock (an exclusive hold: readers keep none).
-			r.Steps[i].HoldsAt = holderFrames(prev.Lock.HolderPC())
+		if r.Steps[i].HoldsAt == nil {
+			// The same holds for the PC the lock keeps of the holder's
+			// acquisition, written when it took the lock: the writer's,
+			// or its reader slot's.
+			r.Steps[i].HoldsAt = heldFrames(prev.Lock, prev.Class, s.G, prev.HolderRead)
 		}
 	}
 	if note(r, ids, gs) {

@@ -376,13 +376,18 @@ func (r *Report) lockedAt(b *strings.Builder, s Step, indent string) {
 		f := s.HoldsAt[0]
 		fmt.Fprintf(b, "%slocked at %s\n%s\t%s:%d\n", indent, f.Function, indent, f.File, f.Line)
 	case r.Mode == Order:
-		fmt.Fprintf(b, "%slocked at: not recorded (Order mode records an acquisition the first time its chain of held locks is seen)\n", indent)
+		// Every Order-mode acquisition leaves a stack or a PC, but a PC
+		// names no user frame where the lock was taken through an
+		// interface or another library call, or on the purego build's
+		// fast path, which records none.
+		fmt.Fprintf(b, "%slocked at: no user frame (taken through an interface or a library call, or on a fast path that records no PC)\n", indent)
 	}
 }
 
 // sitesNote says, once, why a report made in Cycles mode does not say
-// where a goroutine took the lock it holds: a read hold, or a lock taken
-// where its site is not recorded (a fast path of the purego build).
+// where a goroutine took the lock it holds: a lock taken through an
+// interface (the PC the lock keeps is then in a library frame), or where
+// its site is not recorded (a fast path of the purego build).
 func (r *Report) sitesNote(b *strings.Builder) {
 	if r.Mode != Cycles {
 		return // Order mode says it for each lock; Off mode makes no reports
@@ -397,7 +402,7 @@ func (r *Report) sitesNote(b *strings.Builder) {
 	if !missing {
 		return
 	}
-	b.WriteString("(where a goroutine took a lock it holds for reading, or by a path that records no site, is not recorded in " +
+	b.WriteString("(where a goroutine took a lock through an interface, or by a path that records no site, is not recorded in " +
 		r.Mode.String() + " mode: run with LOCKSMITH_DETECT=order to record it")
 	if unnamed {
 		b.WriteString(", or name the locks with detect.SetName")

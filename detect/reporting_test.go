@@ -354,7 +354,7 @@ func TestDeadlockReportSaysWhere(t *testing.T) {
 		// Each holder's site is its Lock's line (the lock's PC), not one
 		// where another goroutine waited.
 		if !fastSites {
-			assert.Contains(t, s, "(where a goroutine took a lock it holds for reading, or by a path that records no site, "+
+			assert.Contains(t, s, "(where a goroutine took a lock through an interface, or by a path that records no site, "+
 				"is not recorded in cycles mode: run with LOCKSMITH_DETECT=order to record it, or name the locks with detect.SetName)\n")
 			return
 		}
