@@ -25,10 +25,12 @@ type engine struct{}
 func lockInfo(m *core.Meta) *LockInfo {
 	li := &LockInfo{ID: m.ID, Name: m.Name(), Type: "*" + m.Class.Name, Addr: m.Addr,
 		FirstLocked: site(m.SitePCs()), FirstWaited: site(m.WaitSitePCs()), ReadWrite: m.Class.RW}
-	if m.Class.RW {
-		if l := m.Lock(); l != nil {
-			li.Readers = core.RWOf(l, m.Class).Readers()
-		}
+	l := m.Lock()
+	if l != nil && li.FirstLocked == "" && li.FirstWaited == "" && l.Owner() != 0 {
+		li.LockedAt = core.PCSite(l.HolderPC())
+	}
+	if m.Class.RW && l != nil {
+		li.Readers = core.RWOf(l, m.Class).Readers()
 	}
 	return li
 }

@@ -92,7 +92,8 @@ func TestPanicReporter(t *testing.T) {
 	require.Len(t, r.Steps, 2)
 	assert.Equal(t, closer, r.Steps[1].Goroutine, "the panic is the closing goroutine's")
 	msg := le.Error()
-	assert.True(t, strings.HasPrefix(msg, fmt.Sprintf("detect: lock order inversion: goroutine %d locked %#x while holding %#x", closer, r.Steps[1].WaitsFor.Addr, r.Steps[1].Holds.Addr)), msg)
+	assert.True(t, strings.HasPrefix(msg, fmt.Sprintf("detect: lock order inversion: goroutine %d locked *mutex.Mutex %#x (first locked at reporting_test.go:%d) while holding *mutex.Mutex %#x (first locked at reporting_test.go:%d)",
+		closer, r.Steps[1].WaitsFor.Addr, sourceLine(t, "// transfer: from"), r.Steps[1].Holds.Addr, sourceLine(t, "// transfer: to"))), msg)
 	assert.Contains(t, msg, r.String(), "the panic prints the report")
 	assert.Equal(t, detect.Seen{Times: 1, Locks: 2, Goroutines: 2}, r.Seen())
 
