@@ -160,11 +160,14 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 // HoldsAt is where Goroutine acquired Holds (the user's frames, innermost
 // first). For a Deadlock it is, in Order mode, the stack recorded when
 // the acquisition was the first of its chain of held locks, and
-// otherwise, for an exclusive hold, the one frame of the PC the lock
-// keeps of its holder's acquisition (not recorded on the purego build's
+// otherwise the one frame of the PC the lock keeps of its holder's
+// acquisition, or of a reader's beside its reader slot (not recorded on
+// the purego build's
 // fast paths, and a library frame, so none, for a lock called through an
 // interface such as sync.Locker). For a LockOrder report it is the Order
-// mode's record. It is nil where that is not known.
+// mode's record of the acquisition, or, where that has no stack (a lock
+// taken alone after its first lone acquisition), the same one frame, read
+// when the edge was made. It is nil where that is not known.
 type Step struct {
 	// Goroutine is the ID of the step's goroutine, as runtime.Stack
 	// prints it.
