@@ -47,7 +47,9 @@ func TestOrderReportNamesEveryHeldLockSite(t *testing.T) {
 	var mon monitor.Monitor
 	var rw, rw2 mutex.RWMutex
 	var rwm monitor.RWMonitor
+	var tm mutex.Mutex
 	cases := []heldCase{
+		{"mutex trylock", func() string { tm.TryLock(); return lineHere() }, tm.Unlock, tm.Lock, tm.Unlock},
 		{"mutex", func() string { m.Lock(); return lineHere() }, m.Unlock, m.Lock, m.Unlock},
 		{"monitor", func() string { mon.Lock(); return lineHere() }, mon.Unlock, mon.Lock, mon.Unlock},
 		{"rwmutex read", func() string { rw.RLock(); return lineHere() }, rw.RUnlock, rw.Lock, rw.Unlock},
@@ -138,5 +140,44 @@ func TestDeadlockReportNamesReadHolderSite(t *testing.T) {
 			assert.True(t, found, "a step holds rw for reading:\n%s", s)
 			assert.NotContains(t, s, "not recorded", s)
 		})
+	}
+}
+
+// A held lock taken along an old, known edge (c -> a, seen before) has
+// the edge's recorded stack as its record; the inversion that a new edge
+// from it (a -> b) makes names that site, a line of this file, for every
+// step.
+func TestOrderReportNamesHeldSiteAlongKnownEdge(t *testing.T) {
+	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
+	var a, b, c mutex.Mutex
+	nestCA := func() string {
+		c.Lock()
+		a.Lock()
+		return lineBefore(lineHere())
+	}
+	first := nestCA() // the edge c -> a, recorded with this stack
+	a.Unlock()
+	c.Unlock()
+	again := nestCA() // along the known edge: a's record is the edge's
+	require.Equal(t, first, again)
+	b.Lock() // a new edge a -> b
+	b.Unlock()
+	a.Unlock()
+	c.Unlock()
+	b.Lock()
+	a.Lock() // b -> a: the inversion
+	a.Unlock()
+	b.Unlock()
+
+	reps := rec.All(detect.LockOrder)
+	require.Len(t, reps, 1, "%s", rec)
+	s := reps[0].String()
+	assert.NotContains(t, s, "not recorded", s)
+	for _, st := range reps[0].Steps {
+		require.NotEmpty(t, st.HoldsAt, "step holding %s: %s", st.Holds, s)
+		assert.Equal(t, "lockedat_test.go", filepath.Base(st.HoldsAt[0].File), s)
+		if st.Holds.Addr == uintptr(unsafe.Pointer(&a)) {
+			assert.Equal(t, first, fmt.Sprintf("%s:%d", filepath.Base(st.HoldsAt[0].File), st.HoldsAt[0].Line), s)
+		}
 	}
 }
