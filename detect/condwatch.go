@@ -268,9 +268,9 @@ func (r *Report) condString(b *strings.Builder) {
 	w := r.Steps[0]
 	waited := r.Waited.Round(time.Millisecond)
 	if w.Holds != nil {
-		header(b, fmt.Sprintf("locksmith: goroutine %d waits on a Cond, unsignalled for %v, holding a lock others wait for", w.Goroutine, waited))
+		headerNaming(b, fmt.Sprintf("locksmith: goroutine %d waits on a Cond, unsignalled for %v, holding a lock others wait for:", w.Goroutine, waited), w.Holds)
 	} else {
-		header(b, fmt.Sprintf("locksmith: goroutine %d waits on a Cond, unsignalled for %v, while others wait for its lock", w.Goroutine, waited))
+		headerNaming(b, fmt.Sprintf("locksmith: goroutine %d waits on a Cond, unsignalled for %v, while others wait for its lock:", w.Goroutine, waited), condLock(w))
 	}
 	fmt.Fprintf(b, "goroutine %d has waited at least %v on %s, not signalled,\n", w.Goroutine, waited, w.Cond)
 	if w.Holds != nil {

@@ -58,9 +58,11 @@
 // method that prints it as jstack and lockdep do. Locks are named by
 // SetName, else by type, address and the site of their first acquisition
 // (Order mode) or first wait (Cycles mode). Where each goroutine took the
-// lock it holds exclusively is recorded in every mode, as one PC kept
-// by the lock (the purego build records it only when the acquisition
-// had to wait); where it took a read hold, in Order mode only. Each problem is reported
+// lock it holds is recorded in every mode, as one PC kept by the lock
+// for its holder, or beside its reader slot for a reader (the purego
+// build records it only when the acquisition had to wait), and in Order
+// mode also as a stack when the acquisition was new; a report's first
+// line names its locks the same way. Each problem is reported
 // once: reports whose steps are at the same call sites are one problem,
 // whatever the lock instances and goroutines, and Report.Seen counts the
 // occurrences.

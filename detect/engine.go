@@ -25,10 +25,12 @@ type engine struct{}
 func lockInfo(m *core.Meta) *LockInfo {
 	li := &LockInfo{ID: m.ID, Name: m.Name(), Type: "*" + m.Class.Name, Addr: m.Addr,
 		FirstLocked: site(m.SitePCs()), FirstWaited: site(m.WaitSitePCs()), ReadWrite: m.Class.RW}
-	if m.Class.RW {
-		if l := m.Lock(); l != nil {
-			li.Readers = core.RWOf(l, m.Class).Readers()
-		}
+	l := m.Lock()
+	if l != nil && li.FirstLocked == "" && li.FirstWaited == "" && l.Owner() != 0 {
+		li.LockedAt = core.PCSite(l.HolderPC())
+	}
+	if m.Class.RW && l != nil {
+		li.Readers = core.RWOf(l, m.Class).Readers()
 	}
 	return li
 }
@@ -85,14 +87,11 @@ func deliverAll(rs []*Report) {
 }
 
 // The detector reports each problem once. A problem is identified by its
-// kind and the call sites of its steps: the first user frame of each
-// step's stack (for a LockOrder report, where each edge's second lock was
-// taken; for a Deadlock, where each goroutine waits; for a WaitTimeout,
-// where the waiter waits and where the holder is), rotated, for a cycle,
-// to a canonical starting point. So one inversion made over any number
-// of lock instances, or one deadlock that recurs in a retry loop, is one
-// report, and its tally counts the occurrences, lock instances and
-// goroutines.
+// kind and the call sites of its steps (see problemKey), rotated, for a
+// cycle, to a canonical starting point. So one inversion made over any
+// number of lock instances, reached from any number of callers, or one
+// deadlock that recurs in a retry loop, is one report, and its tally
+// counts the occurrences, lock instances and goroutines.
 //
 // Rejected alternative: keys made of lock IDs (each cycle of lock
 // instances once), which would make a report per pair of objects: a
@@ -132,11 +131,12 @@ func (t *tally) read() Seen {
 	return Seen{Times: t.times, Locks: t.nlocks, Goroutines: len(t.goroutines)}
 }
 
-// stepSite is the code site of a step: its first user frame, and the
-// function that called it. The caller is part of the site so that locks
-// taken through one wrapper (func (x *T) lock() { x.mu.Lock() }) by
-// unrelated code are not one problem; it is named without its line or its
-// closure suffix, so that the same code path run from a loop and from the
+// stepSite is the code site of a step for a wait timeout (and the other
+// reports that are no cycle): its first user frame, and the function
+// that called it. The caller is part of the site so that locks taken
+// through one wrapper (func (x *T) lock() { x.mu.Lock() }) by unrelated
+// code are not one problem; it is named without its line or its closure
+// suffix, so that the same code path run from a loop and from the
 // goroutines it starts is one problem.
 //
 // Rejected alternative: the whole stack. Every goroutine's outer frames
@@ -152,6 +152,62 @@ func stepSite(s Step) string {
 		site += " < " + trimClosure(s.Stack[1].Function)
 	}
 	return site
+}
+
+// cycleSites returns the sites of the steps of a cycle (a Deadlock or a
+// LockOrder report) for its key: for each step, where it takes the lock
+// the next step holds (a LockOrder step's edge, a Deadlock step's wait),
+// by the innermost user frame of that stack (function and file:line)
+// while those frames are in different functions, so that the same
+// inversion reached from any callers of the methods that make it (two
+// tests calling Stream.Read, which locks a then b, while Stream.Write
+// locks b then a) is one problem. When two steps' innermost frames are
+// in one function, as when the steps take their locks in one wrapper
+// (lockBoth(x, y), called as lockBoth(a, b) in one function and
+// lockBoth(b, a) in another, or a helper that locks its argument), each
+// site also names the function that called that frame (stepSite): the
+// inversion is then named by the functions that call the wrapper, and
+// another pair of locks passed to it by other functions is another
+// problem. The caller is named without its line or closure suffix, so
+// that the same calls made from a loop and from the goroutines it starts
+// (transfer(a, b) in the loop, transfer(b, a) in it or in a goroutine it
+// starts) are one problem, as is any other inversion made by calls of
+// the wrapper from those functions.
+//
+// Rejected alternatives: the innermost frame and its caller's function
+// for every cycle, which made an inversion reached from two tests two
+// problems; more callers, or their lines, which split one inversion made
+// from a loop and from its goroutines, whose stacks differ there; and
+// lock IDs (see above).
+func cycleSites(steps []Step) []string {
+	sites := make([]string, len(steps))
+	fns := make([]string, len(steps))
+	for i, s := range steps {
+		sites[i], fns[i] = "?", "?"
+		if len(s.Stack) > 0 {
+			f := s.Stack[0]
+			sites[i], fns[i] = f.Function+" "+f.File+":"+strconv.Itoa(f.Line), f.Function
+		}
+	}
+	if distinct(fns) {
+		return sites
+	}
+	for i, s := range steps {
+		sites[i] = stepSite(s)
+	}
+	return sites
+}
+
+// distinct reports whether no two of sites are equal.
+func distinct(sites []string) bool {
+	for i := range sites {
+		for j := i + 1; j < len(sites); j++ {
+			if sites[i] == sites[j] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // trimClosure drops the suffixes the compiler gives function literals
@@ -173,20 +229,30 @@ func trimClosure(fn string) string {
 	}
 }
 
-// problemKey returns the key of the problem r describes. A wait-timeout
-// report's key is its waiter's site alone: the other steps are the
-// holders (or a draining writer's readers, in slot order) as they are at
-// the scan, at whatever line each happens to be, so that a holder running
-// in a loop, or readers that took other slots, would make each wait of
-// one hang a problem of its own.
+// problemKey returns the key of the problem r describes: its kind and
+// its steps' sites. A Deadlock's or LockOrder report's steps make a
+// cycle, keyed by where each of its locks is taken (cycleSites), from the
+// rotation that sorts first, since a cycle found from any of its steps is
+// the same cycle. A wait-timeout report's key is its waiter's site alone
+// (stepSite): the other steps are the holders (or a draining writer's
+// readers, in slot order) as they are at the scan, at whatever line each
+// happens to be, so that a holder running in a loop, or readers that
+// took other slots, would make each wait of one hang a problem of its
+// own. Any other report is keyed by every step's stepSite.
 func problemKey(r *Report) string {
 	steps := r.Steps
 	if r.Kind == WaitTimeout && len(steps) > 1 {
 		steps = steps[:1]
 	}
-	sites := make([]string, len(steps))
-	for i, s := range steps {
-		sites[i] = stepSite(s)
+	var sites []string
+	switch r.Kind {
+	case Deadlock, LockOrder:
+		sites = cycleSites(steps)
+	default:
+		sites = make([]string, len(steps))
+		for i, s := range steps {
+			sites[i] = stepSite(s)
+		}
 	}
 	if r.Kind != WaitTimeout && len(sites) > 1 {
 		// A cycle found from any of its steps is the same cycle: start at
@@ -316,10 +382,11 @@ func (engine) Deadlock(c *core.Cycle) error {
 			// before it registered as blocked: they are safe to read.
 			r.Steps[i].HoldsAt = symbolise(heldPCs(s.G, holds.ID))
 		}
-		if r.Steps[i].HoldsAt == nil && !prev.HolderRead {
-			// The same holds for the holder's PC, written when it took
-			// the lock (an exclusive hold: readers keep none).
-			r.Steps[i].HoldsAt = holderFrames(prev.Lock.HolderPC())
+		if r.Steps[i].HoldsAt == nil {
+			// The same holds for the PC the lock keeps of the holder's
+			// acquisition, written when it took the lock: the writer's,
+			// or its reader slot's.
+			r.Steps[i].HoldsAt = heldFrames(prev.Lock, prev.Class, s.G, prev.HolderRead)
 		}
 	}
 	if note(r, ids, gs) {

@@ -262,7 +262,7 @@ func Example_deadlock() {
 	}
 	// Output:
 	// true
-	// Found one locksmith deadlock:
+	// Found one locksmith deadlock: a, b
 	// holds b, waits for a
 	// holds a, waits for b
 }

@@ -24,10 +24,11 @@ func (engine) Exited(w core.Hop, holder int64) error {
 	if mode == Order {
 		r.Steps[1].HoldsAt = symbolise(heldPCs(holder, info.ID))
 	}
-	if r.Steps[1].HoldsAt == nil && !w.HolderRead {
-		// The holder's PC, written when it took the lock, is still its
-		// own: the lock is held by the exited goroutine for good.
-		r.Steps[1].HoldsAt = holderFrames(w.Lock.HolderPC())
+	if r.Steps[1].HoldsAt == nil {
+		// The PC the lock keeps of the holder's acquisition (the
+		// writer's, or its reader slot's) is still its own: the lock is
+		// held by the exited goroutine for good.
+		r.Steps[1].HoldsAt = heldFrames(w.Lock, w.Class, holder, w.HolderRead)
 	}
 	if note(r, []uint64{info.ID}, []int64{w.G, holder}) {
 		deliver(r)

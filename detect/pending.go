@@ -153,7 +153,7 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found 
 				mode |= readTo
 			}
 			e := newEdge(to)
-			e.from, e.to, e.g, e.fromAt, e.toAt, e.mode, e.ordered = from, to, g, h.at, at, mode, true
+			e.from, e.to, e.g, e.fromAt, e.toAt, e.mode, e.ordered = from, to, g, heldAt(h, g), at, mode, true
 			if from.ord > to.ord || len(livePending) != 0 {
 				found = placeEdge(found, e)
 			}
@@ -168,6 +168,20 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found 
 		found = wroteUnder(found, wrote, g)
 	}
 	return found
+}
+
+// heldAt returns where g took the lock of h, a record of g's, for an
+// edge from it: the record's stack, or, for a record with none (a lock
+// taken with nothing held, after its first such acquisition, or along a
+// known edge that was not the nearest), the PC the lock keeps of g's
+// acquisition, as a one-frame record. g holds the lock (validate has
+// dropped stale records), so that PC is g's own.
+func heldAt(h *held, g int64) *stackRec {
+	if h.at != nil {
+		return h.at
+	}
+	m := h.meta
+	return pcRec(holdPC(m.Lock(), m.Class, g, h.read))
 }
 
 // wroteUnder appends the cycles made reportable by the write holds in

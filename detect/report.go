@@ -3,6 +3,7 @@ package detect
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -58,6 +59,10 @@ type LockInfo struct {
 	Addr        uintptr // the lock's address
 	FirstLocked string  // "file:line" of the lock's first acquisition seen in Order mode, or ""
 	FirstWaited string  // "file:line" of the first Lock that had to wait for it (Cycles and Order modes), or ""
+	// LockedAt is "file:line" where the lock's holder (its writer, for
+	// a read-write lock) took it, as the lock keeps it, when the report
+	// was made and neither site above is recorded; "" otherwise.
+	LockedAt string
 	// ReadWrite is true for an RWMutex or RWMonitor.
 	ReadWrite bool
 	// Readers is, for an RWMutex or RWMonitor, the number of goroutines
@@ -69,7 +74,9 @@ type LockInfo struct {
 // `"accounts" (*mutex.Mutex 0xc000012340)`, or, for a lock without a
 // name, `*mutex.Mutex 0xc000012340 first locked at bank.go:42` (Order
 // mode) or `*mutex.Mutex 0xc000012340 first waited for at bank.go:42`
-// (Cycles mode, which does not see uncontended acquisitions).
+// (Cycles mode, which does not see uncontended acquisitions), else
+// `*mutex.Mutex 0xc000012340 locked at bank.go:42`, where its holder took
+// it.
 func (l LockInfo) String() string {
 	id := fmt.Sprintf("%s %#x", l.Type, l.Addr)
 	switch {
@@ -79,9 +86,39 @@ func (l LockInfo) String() string {
 		return id + " first locked at " + l.FirstLocked
 	case l.FirstWaited != "":
 		return id + " first waited for at " + l.FirstWaited
+	case l.LockedAt != "":
+		return id + " locked at " + l.LockedAt
 	}
 	return id
 }
+
+// named returns how a report's first line names the lock: its SetName
+// name, or its type, address and the first of its sites recorded (first
+// locked at, first waited for at, or where its holder locked it), by
+// file name and line: `*mutex.Mutex 0xc000012340 (first locked at
+// bank.go:42)`. Library frames are never a site: each is the user's
+// frame where the lock was taken or waited for.
+func (l *LockInfo) named() string {
+	if l == nil {
+		return "?"
+	}
+	if l.Name != "" {
+		return l.Name
+	}
+	id := fmt.Sprintf("%s %#x", l.Type, l.Addr)
+	switch {
+	case l.FirstLocked != "":
+		return id + " (first locked at " + baseSite(l.FirstLocked) + ")"
+	case l.FirstWaited != "":
+		return id + " (first waited for at " + baseSite(l.FirstWaited) + ")"
+	case l.LockedAt != "":
+		return id + " (locked at " + baseSite(l.LockedAt) + ")"
+	}
+	return id
+}
+
+// baseSite shortens a "file:line" site to the file's base name.
+func baseSite(site string) string { return filepath.Base(site) }
 
 // Frame is one frame of a goroutine's stack.
 type Frame struct {
@@ -123,11 +160,14 @@ func (f Frame) String() string { return fmt.Sprintf("%s\n\t%s:%d", f.Function, f
 // HoldsAt is where Goroutine acquired Holds (the user's frames, innermost
 // first). For a Deadlock it is, in Order mode, the stack recorded when
 // the acquisition was the first of its chain of held locks, and
-// otherwise, for an exclusive hold, the one frame of the PC the lock
-// keeps of its holder's acquisition (not recorded on the purego build's
+// otherwise the one frame of the PC the lock keeps of its holder's
+// acquisition, or of a reader's beside its reader slot (not recorded on
+// the purego build's
 // fast paths, and a library frame, so none, for a lock called through an
 // interface such as sync.Locker). For a LockOrder report it is the Order
-// mode's record. It is nil where that is not known.
+// mode's record of the acquisition, or, where that has no stack (a lock
+// taken alone after its first lone acquisition), the same one frame, read
+// when the edge was made. It is nil where that is not known.
 type Step struct {
 	// Goroutine is the ID of the step's goroutine, as runtime.Stack
 	// prints it.
@@ -177,9 +217,12 @@ type Step struct {
 // Report is what the detector found, as a value.
 //
 // The detector reports each problem once: two reports with the same kind
-// whose steps are at the same call sites (the first user frame of each
-// step's stack, taken around the cycle) are one problem, whatever the lock
-// instances and goroutines involved. Seen counts the occurrences.
+// whose steps are at the same call sites (for a cycle, where each of its
+// locks is taken: the innermost user frame of each step's stack, with its
+// caller's function when the cycle's locks are taken through one
+// wrapper; taken around the cycle) are one problem, whatever the lock
+// instances, goroutines and callers involved. Seen counts the
+// occurrences.
 type Report struct {
 	Kind   Kind          // what the report is about
 	Mode   Mode          // the detector's mode when the report was made
@@ -232,7 +275,7 @@ func (r *Report) String() string {
 	var b strings.Builder
 	switch r.Kind {
 	case Deadlock:
-		header(&b, "Found one locksmith deadlock:")
+		headerNaming(&b, "Found one locksmith deadlock:", cycleLocks(r.Steps, false)...)
 		for i, s := range r.Steps {
 			next := r.Steps[(i+1)%len(r.Steps)]
 			if s.Exited {
@@ -263,7 +306,7 @@ func (r *Report) String() string {
 			stack(&b, s)
 		}
 	case LockOrder:
-		header(&b, "WARNING: possible circular locking dependency detected")
+		headerNaming(&b, "WARNING: possible circular locking dependency detected:", cycleLocks(r.Steps, true)...)
 		last := r.Steps[len(r.Steps)-1]
 		if r.late != nil {
 			fmt.Fprintf(&b, "goroutine %d locked %s for writing for the first time;\n", r.late.g, r.late.lock)
@@ -309,8 +352,8 @@ func (r *Report) String() string {
 	case CondWait:
 		r.condString(&b)
 	case WaitTimeout:
-		header(&b, "locksmith: goroutine blocked on a lock for "+r.Waited.Round(time.Millisecond).String())
 		w := r.Steps[0]
+		headerNaming(&b, "locksmith: goroutine blocked on a lock for "+r.Waited.Round(time.Millisecond).String()+":", w.WaitsFor)
 		fmt.Fprintf(&b, "goroutine %d has waited %v to lock %s%s,\n", w.Goroutine, r.Waited.Round(time.Millisecond), w.WaitsFor, access(w.WaitsFor, w.WaitsForReading))
 		if len(r.Steps) == 1 {
 			b.WriteString("which is no longer held\n\n")
@@ -355,7 +398,7 @@ func (r *Report) Line() string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "goroutine %d waits for %s%s", s.Goroutine, short(s.WaitsFor), access(s.WaitsFor, s.WaitsForReading))
+		fmt.Fprintf(&b, "goroutine %d waits for %s%s", s.Goroutine, s.WaitsFor.named(), access(s.WaitsFor, s.WaitsForReading))
 		if len(s.Stack) > 0 {
 			f := s.Stack[0]
 			fmt.Fprintf(&b, " at %s:%d", f.File, f.Line)
@@ -373,13 +416,18 @@ func (r *Report) lockedAt(b *strings.Builder, s Step, indent string) {
 		f := s.HoldsAt[0]
 		fmt.Fprintf(b, "%slocked at %s\n%s\t%s:%d\n", indent, f.Function, indent, f.File, f.Line)
 	case r.Mode == Order:
-		fmt.Fprintf(b, "%slocked at: not recorded (Order mode records an acquisition the first time its chain of held locks is seen)\n", indent)
+		// Every Order-mode acquisition leaves a stack or a PC, but a PC
+		// names no user frame where the lock was taken through an
+		// interface or another library call, or on the purego build's
+		// fast path, which records none.
+		fmt.Fprintf(b, "%slocked at: no user frame (taken through an interface or a library call, or on a fast path that records no PC)\n", indent)
 	}
 }
 
 // sitesNote says, once, why a report made in Cycles mode does not say
-// where a goroutine took the lock it holds: a read hold, or a lock taken
-// where its site is not recorded (a fast path of the purego build).
+// where a goroutine took the lock it holds: a lock taken through an
+// interface (the PC the lock keeps is then in a library frame), or where
+// its site is not recorded (a fast path of the purego build).
 func (r *Report) sitesNote(b *strings.Builder) {
 	if r.Mode != Cycles {
 		return // Order mode says it for each lock; Off mode makes no reports
@@ -394,7 +442,7 @@ func (r *Report) sitesNote(b *strings.Builder) {
 	if !missing {
 		return
 	}
-	b.WriteString("(where a goroutine took a lock it holds for reading, or by a path that records no site, is not recorded in " +
+	b.WriteString("(where a goroutine took a lock through an interface, or by a path that records no site, is not recorded in " +
 		r.Mode.String() + " mode: run with LOCKSMITH_DETECT=order to record it")
 	if unnamed {
 		b.WriteString(", or name the locks with detect.SetName")
@@ -482,6 +530,55 @@ func header(b *strings.Builder, s string) {
 	b.WriteString("\n")
 }
 
+// headerNaming writes a report's first line: title, then the locks it is
+// about, each as LockInfo.named gives it (an unnamed lock by type,
+// address and site), and underlines the title.
+func headerNaming(b *strings.Builder, title string, locks ...*LockInfo) {
+	b.WriteString(title)
+	n := 0
+	for _, l := range locks {
+		if l == nil {
+			continue // not a locksmith lock (a Cond's): nothing to name
+		}
+		if n > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(" ")
+		b.WriteString(l.named())
+		n++
+	}
+	b.WriteString("\n")
+	b.WriteString(strings.Repeat("=", len(title)))
+	b.WriteString("\n")
+}
+
+// condLock returns the lock of the Cond that s waits on, or nil.
+func condLock(s Step) *LockInfo {
+	if s.Cond == nil {
+		return nil
+	}
+	return s.Cond.Lock
+}
+
+// cycleLocks returns the distinct locks of a cycle's steps, in order:
+// each step's Holds (held) or WaitsFor (!held).
+func cycleLocks(steps []Step, held bool) []*LockInfo {
+	var out []*LockInfo
+	seen := map[uint64]bool{}
+	for _, s := range steps {
+		l := s.WaitsFor
+		if held || s.Exited {
+			l = s.Holds
+		}
+		if l == nil || seen[l.ID] {
+			continue
+		}
+		seen[l.ID] = true
+		out = append(out, l)
+	}
+	return out
+}
+
 func stack(b *strings.Builder, s Step) {
 	fmt.Fprintf(b, "goroutine %d:\n", s.Goroutine)
 	frames(b, s.Stack, "\t")
@@ -524,11 +621,11 @@ func (e *DeadlockError) Error() string {
 		}
 		next := steps[(i+1)%len(steps)]
 		if next.Queued {
-			fmt.Fprintf(&b, "goroutine %d waits for %s%s behind writer goroutine %d", s.Goroutine, short(s.WaitsFor),
+			fmt.Fprintf(&b, "goroutine %d waits for %s%s behind writer goroutine %d", s.Goroutine, s.WaitsFor.named(),
 				access(s.WaitsFor, s.WaitsForReading), next.Goroutine)
 			continue
 		}
-		fmt.Fprintf(&b, "goroutine %d waits for %s%s held%s by goroutine %d%s", s.Goroutine, short(s.WaitsFor),
+		fmt.Fprintf(&b, "goroutine %d waits for %s%s held%s by goroutine %d%s", s.Goroutine, s.WaitsFor.named(),
 			access(s.WaitsFor, s.WaitsForReading), access(s.WaitsFor, next.HoldsForReading), next.Goroutine, exitedMark(next))
 	}
 	return b.String()
@@ -559,11 +656,11 @@ func (e *LockOrderError) Error() string {
 	b.WriteString("detect: lock order inversion")
 	if r.late != nil {
 		fmt.Fprintf(&b, ": goroutine %d write-locked %s for the first time, which makes a cycle of acquisitions seen before a possible deadlock",
-			r.late.g, short(r.late.lock))
+			r.late.g, r.late.lock.named())
 	} else if n := len(r.Steps); n > 0 {
 		last := r.Steps[n-1]
 		fmt.Fprintf(&b, ": goroutine %d locked %s while holding %s, the reverse of an order seen before",
-			last.Goroutine, short(last.WaitsFor), short(last.Holds))
+			last.Goroutine, last.WaitsFor.named(), last.Holds.named())
 	}
 	if r.test != "" {
 		fmt.Fprintf(&b, " (in %s)", testName(r.test))

@@ -3,6 +3,7 @@ package detect_test
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -81,7 +82,7 @@ func TestReportStringDeadlock(t *testing.T) {
 	s := r.String()
 	t.Logf("report:\n%s", s)
 
-	assert.True(t, strings.HasPrefix(s, "Found one locksmith deadlock:\n=============================\n"), s)
+	assert.True(t, strings.HasPrefix(s, "Found one locksmith deadlock: accounts, ledger\n=============================\n"), s)
 	for _, want := range []string{
 		fmt.Sprintf("goroutine %d:\n  holds \"ledger\" (*monitor.Monitor 0x", me),
 		"  waiting to lock \"accounts\" (*mutex.Mutex 0x",
@@ -123,7 +124,8 @@ func TestReportStringUnnamed(t *testing.T) {
 	assert.Contains(t, s, fmt.Sprintf("*mutex.Mutex %p first locked at %s:%d", &b, file, line-1))
 	checkStacks(t, r, false)
 	for _, want := range []string{
-		"WARNING: possible circular locking dependency detected\n",
+		fmt.Sprintf("WARNING: possible circular locking dependency detected: *mutex.Mutex %p (first locked at %s:%d), *mutex.Mutex %p (first locked at %s:%d)\n",
+			&a, filepath.Base(file), line-2, &b, filepath.Base(file), line-1),
 		fmt.Sprintf("goroutine %d is trying to acquire lock:\n", testutil.GoroutineID()),
 		"but it already holds lock:\n",
 		"which lock already depends on the new lock.\n",

@@ -92,7 +92,8 @@ func TestPanicReporter(t *testing.T) {
 	require.Len(t, r.Steps, 2)
 	assert.Equal(t, closer, r.Steps[1].Goroutine, "the panic is the closing goroutine's")
 	msg := le.Error()
-	assert.True(t, strings.HasPrefix(msg, fmt.Sprintf("detect: lock order inversion: goroutine %d locked %#x while holding %#x", closer, r.Steps[1].WaitsFor.Addr, r.Steps[1].Holds.Addr)), msg)
+	assert.True(t, strings.HasPrefix(msg, fmt.Sprintf("detect: lock order inversion: goroutine %d locked *mutex.Mutex %#x (first locked at reporting_test.go:%d) while holding *mutex.Mutex %#x (first locked at reporting_test.go:%d)",
+		closer, r.Steps[1].WaitsFor.Addr, sourceLine(t, "// transfer: from"), r.Steps[1].Holds.Addr, sourceLine(t, "// transfer: to"))), msg)
 	assert.Contains(t, msg, r.String(), "the panic prints the report")
 	assert.Equal(t, detect.Seen{Times: 1, Locks: 2, Goroutines: 2}, r.Seen())
 
@@ -354,7 +355,7 @@ func TestDeadlockReportSaysWhere(t *testing.T) {
 		// Each holder's site is its Lock's line (the lock's PC), not one
 		// where another goroutine waited.
 		if !fastSites {
-			assert.Contains(t, s, "(where a goroutine took a lock it holds for reading, or by a path that records no site, "+
+			assert.Contains(t, s, "(where a goroutine took a lock through an interface, or by a path that records no site, "+
 				"is not recorded in cycles mode: run with LOCKSMITH_DETECT=order to record it, or name the locks with detect.SetName)\n")
 			return
 		}

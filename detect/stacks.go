@@ -25,6 +25,42 @@ func holderFrames(pc uintptr) []Frame {
 	return []Frame{{Function: f.Function, File: f.File, Line: f.Line}}
 }
 
+// holdPC returns the PC that lock l, of class k, keeps of goroutine g's
+// acquisition of it: the holder's (core.Lock.HolderPC) for a write or
+// exclusive hold, g's reader slot's (core.RWLock.ReaderPC) for a read
+// hold; 0 where none is recorded. It names g's own acquisition while g
+// holds l (g is the caller, or parked in a verified cycle, or exited
+// holding l).
+func holdPC(l *core.Lock, k *core.Class, g int64, read bool) uintptr {
+	if l == nil {
+		return 0
+	}
+	if read {
+		if rw := core.RWOf(l, k); rw != nil {
+			return rw.ReaderPC(g)
+		}
+		return 0
+	}
+	return l.HolderPC()
+}
+
+// heldFrames returns where goroutine g took l, which it holds (read says
+// for reading), as a Step's HoldsAt: the one user frame of the PC the lock
+// keeps (holdPC), or nil.
+func heldFrames(l *core.Lock, k *core.Class, g int64, read bool) []Frame {
+	return holderFrames(holdPC(l, k, g, read))
+}
+
+// pcRec returns the interned stack record of one return PC, pc, as
+// fpstack.Frames reads it (the calls inlined there expanded: the 0 after
+// pc makes the runtime expand them, see core.PCFrame), or nil if pc is 0.
+func pcRec(pc uintptr) *stackRec {
+	if pc == 0 {
+		return nil
+	}
+	return intern([]uintptr{0, pc, 0})
+}
+
 // site returns "file:line" of the first user frame of rec, an fpstack
 // record, or "".
 func site(rec []uintptr) string {

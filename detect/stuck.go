@@ -148,7 +148,7 @@ func doing(s Step) string {
 // stuckString formats a StuckWaiter report.
 func (r *Report) stuckString(b *strings.Builder) {
 	w := r.Steps[0]
-	header(b, fmt.Sprintf("locksmith: goroutine %d is stuck waiting for a lock", w.Goroutine))
+	headerNaming(b, fmt.Sprintf("locksmith: goroutine %d is stuck waiting for a lock:", w.Goroutine), w.WaitsFor)
 	fmt.Fprintf(b, "goroutine %d has waited %v to lock %s%s", w.Goroutine, r.Waited.Round(time.Millisecond), w.WaitsFor, access(w.WaitsFor, w.WaitsForReading))
 	if len(w.Stack) > 0 {
 		f := w.Stack[0]

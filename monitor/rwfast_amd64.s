@@ -11,6 +11,7 @@
 #define RS (RWMonitor_l+const_rwRsOff)
 #define SLOTS (RWMonitor_l+const_rwSlotsOff)
 #define HOLDS (RWMonitor_l+const_rwHoldsOff)
+#define RPCS (RWMonitor_l+const_rwReaderPCsOff)
 
 // func rwRLock(rw *RWMonitor)
 //
@@ -53,6 +54,13 @@ claim:
 	SHRQ $const_ownerShift, AX
 	TESTQ AX, AX
 	JNE retreat
+	// The reader's site (core.RWLock.SetReaderPC): RLock is inlined into
+	// its caller. Stored only when it differs, as the writer's is.
+	MOVQ 0(SP), AX
+	CMPQ AX, RPCS(DX)(SI*8)
+	JEQ done
+	MOVQ AX, RPCS(DX)(SI*8)
+done:
 	RET
 reenter:
 	INCL HOLDS(DX)(SI*4)

@@ -43,6 +43,7 @@ const (
 	rwRsOff          = core.RWRsOffset
 	rwSlotsOff       = core.RWSlotsOffset
 	rwHoldsOff       = core.RWHoldsOffset
+	rwReaderPCsOff   = core.RWReaderPCsOffset
 	rwSlotMask       = core.RWSlotMask
 	rwReadersWaiting = core.RWReadersWaiting
 	rwDraining       = core.RWDraining

@@ -373,10 +373,15 @@ func (rw *RWMonitor) RLock() { rwRLock(rw) }
 // (having changed nothing) or rwRLockRetreat for everything else.
 //
 //lint:ignore U1000 rwfast_amd64.s jumps here; rwfast_go.go calls it where the assembly is not built
+//go:noinline
 func rwRLockGo(rw *RWMonitor) {
 	g := gid.Get()
-	if !rw.l.ReenterRead(g) && !rw.l.RLockFast(g, true) {
-		rw.rlockSlow(g)
+	switch {
+	case rw.l.ReenterRead(g):
+	case rw.l.RLockFast(g, true):
+		rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, entrySkip))
+	case rw.rlockSlow(g):
+		rw.l.SetReaderPC(g, fpstack.CallerPC(entrySkip))
 	}
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, true, mw)
@@ -388,27 +393,32 @@ func rwRLockGo(rw *RWMonitor) {
 // the slot back and takes the slow path.
 //
 //lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
+//go:noinline
 func rwRLockRetreat(rw *RWMonitor) {
 	g := gid.Get()
 	rw.l.RetreatRead(g)
-	rw.rlockSlow(g)
+	if rw.rlockSlow(g) {
+		rw.l.SetReaderPC(g, fpstack.CallerPC(entrySkip))
+	}
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, true, mw)
 	}
 }
 
 // rlockSlow takes a read hold that neither fast path could: a first
-// read that must wait, or a hold outside the home slot.
+// read that must wait, or a hold outside the home slot. It reports
+// whether the hold is a first-time read (not a re-entry).
 //
 //lint:ignore U1000 called only from rwRLockGo and rwRLockRetreat, which the assembly reaches
-func (rw *RWMonitor) rlockSlow(g int64) {
+func (rw *RWMonitor) rlockSlow(g int64) (first bool) {
 	if rw.l.HoldsRead(g) > 0 {
 		rw.l.AddReadHolds(g, 1)
-		return
+		return false
 	}
 	if err := rw.l.RLockSlow(g, nil, core.ClassRWMonitor); err != nil {
 		panic(err)
 	}
+	return true
 }
 
 // TryRLock tries to lock rw for reading and reports whether it succeeded.
@@ -421,6 +431,8 @@ func (rw *RWMonitor) TryRLock() bool {
 		rw.l.AddReadHolds(g, 1)
 	case !rw.l.TryRLock(g, true): // succeeds for the writer
 		return false
+	default:
+		rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	}
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, true, true, mw)
@@ -448,6 +460,7 @@ func (rw *RWMonitor) RLockContext(ctx context.Context) error {
 		if !rw.l.TryRLock(g, true) {
 			panic("monitor: internal error: the writer could not take a read hold")
 		}
+		rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	default:
 		if err := ctx.Err(); err != nil {
 			return err
@@ -457,6 +470,7 @@ func (rw *RWMonitor) RLockContext(ctx context.Context) error {
 				return err
 			}
 		}
+		rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	}
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, true, mw)
@@ -480,6 +494,9 @@ func (rw *RWMonitor) RLockTimeout(d time.Duration) bool {
 	g := gid.Get()
 	if !rw.l.ReenterRead(g) && !rw.l.RLockFast(g, true) && !rw.rlockTimeoutSlow(g, d) {
 		return false
+	}
+	if rw.l.HoldsRead(g) == 1 { // a first-time read, not a re-entry
+		rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	}
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, d <= 0, true, mw)

@@ -10,6 +10,7 @@
 #define RS (RWMutex_l+const_rwRsOff)
 #define SLOTS (RWMutex_l+const_rwSlotsOff)
 #define HOLDS (RWMutex_l+const_rwHoldsOff)
+#define RPCS (RWMutex_l+const_rwReaderPCsOff)
 
 // func rwRLock(rw *RWMutex)
 //
@@ -55,6 +56,13 @@ claim:
 	SHRQ $const_ownerShift, AX
 	TESTQ AX, AX
 	JNE retreat
+	// The reader's site (core.RWLock.SetReaderPC): RLock is inlined into
+	// its caller. Stored only when it differs, as the writer's is.
+	MOVQ 0(SP), AX
+	CMPQ AX, RPCS(DX)(SI*8)
+	JEQ done
+	MOVQ AX, RPCS(DX)(SI*8)
+done:
 	RET
 displaced:
 	// Readers displaced from their home slot, and nothing else in rs:

@@ -164,10 +164,22 @@ func (rw *RWMutex) checkHolder(g int64, op string) {
 	case rw.l.Writer() == g:
 		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; recursive locking: %s of rwmutex write-locked by the same goroutine %d%s", op, g, writeLockedAt(rw.l.WriterPC())), ErrRecursiveLock))
 	case rw.l.HoldsRead(g) > 0 && op == "rlock":
-		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; recursive read locking: rlock of rwmutex read-locked by the same goroutine %d", g), ErrRecursiveLock))
+		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; recursive read locking: rlock of rwmutex read-locked by the same goroutine %d%s", g, rw.readLockedAt(g)), ErrRecursiveLock))
 	case rw.l.HoldsRead(g) > 0:
-		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; read-to-write upgrade: %s of rwmutex read-locked by the same goroutine %d", op, g), ErrRecursiveLock))
+		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; read-to-write upgrade: %s of rwmutex read-locked by the same goroutine %d%s", op, g, rw.readLockedAt(g)), ErrRecursiveLock))
 	}
+}
+
+// readLockedAt says where g, a reader, took its read hold, for a
+// recursive read locking or upgrade panic, whose stack says where it
+// asked again: ", read-locked at f:1", or, where no user frame was
+// recorded (a read lock taken through an interface such as RLocker's, or
+// on a fast path of a build without frame pointers), that it was not.
+func (rw *RWMutex) readLockedAt(g int64) string {
+	if s := core.PCSite(rw.l.ReaderPC(g)); s != "" {
+		return ", read-locked at " + s
+	}
+	return ", first rlock site not recorded"
 }
 
 // TryLock tries to lock rw for writing and reports whether it succeeded.
@@ -334,10 +346,14 @@ func (rw *RWMutex) RLock() { rwRLock(rw) }
 // nothing) or rwRLockRetreat for everything else.
 //
 //lint:ignore U1000 rwfast_amd64.s jumps here; rwfast_go.go calls it where the assembly is not built
+//go:noinline
 func rwRLockGo(rw *RWMutex) {
 	g := gid.Get()
-	if !rw.l.RLockFast(g, false) {
+	if rw.l.RLockFast(g, false) {
+		rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, entrySkip))
+	} else {
 		rw.rlockSlow(g)
+		rw.l.SetReaderPC(g, fpstack.CallerPC(entrySkip))
 	}
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, true, mw)
@@ -349,10 +365,12 @@ func rwRLockGo(rw *RWMutex) {
 // the slot back and takes the slow path.
 //
 //lint:ignore U1000 only rwfast_amd64.s jumps here; unused where the assembly is not built
+//go:noinline
 func rwRLockRetreat(rw *RWMutex) {
 	g := gid.Get()
 	rw.l.RetreatRead(g)
 	rw.rlockSlow(g)
+	rw.l.SetReaderPC(g, fpstack.CallerPC(entrySkip))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, true, mw)
 	}
@@ -374,6 +392,7 @@ func (rw *RWMutex) TryRLock() bool {
 	if rw.l.Writer() == g || rw.l.HoldsRead(g) > 0 || !rw.l.TryRLock(g, false) {
 		return false
 	}
+	rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, true, true, mw)
 	}
@@ -402,6 +421,7 @@ func (rw *RWMutex) RLockContext(ctx context.Context) error {
 			return err
 		}
 	}
+	rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, true, mw)
 	}
@@ -426,6 +446,7 @@ func (rw *RWMutex) RLockTimeout(d time.Duration) bool {
 	if !rw.l.RLockFast(g, false) && !rw.rlockTimeoutSlow(g, d) {
 		return false
 	}
+	rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, d <= 0, true, mw)
 	}

@@ -82,18 +82,20 @@ func (l *Lock) ReleaseSlow(g int64) bool { return l.releaseSlow(g) }
 
 // What the assembly fast paths of mutex.RWMutex and monitor.RWMonitor
 // need to know about an RWLock (see RWLock for the state word rs and the
-// reader slots). The assembly indexes slots by 8 and holds by 4 bytes.
+// reader slots). The assembly indexes slots and reader PCs by 8 and holds
+// by 4 bytes.
 const (
-	RWStateOffset    = unsafe.Offsetof(RWLock{}.w) + StateOffset
-	RWMetaOffset     = unsafe.Offsetof(RWLock{}.w) + MetaOffset
-	RWPCOffset       = unsafe.Offsetof(RWLock{}.w) + PCOffset
-	RWRsOffset       = unsafe.Offsetof(RWLock{}.rs)
-	RWSlotsOffset    = unsafe.Offsetof(RWLock{}.slots)
-	RWHoldsOffset    = unsafe.Offsetof(RWLock{}.holds)
-	RWSlotMask       = rwSlots - 1
-	RWReadersWaiting = rsReadersWaiting
-	RWDraining       = rsDraining
-	RWOverflowShift  = rsOvShift
+	RWStateOffset     = unsafe.Offsetof(RWLock{}.w) + StateOffset
+	RWMetaOffset      = unsafe.Offsetof(RWLock{}.w) + MetaOffset
+	RWPCOffset        = unsafe.Offsetof(RWLock{}.w) + PCOffset
+	RWRsOffset        = unsafe.Offsetof(RWLock{}.rs)
+	RWSlotsOffset     = unsafe.Offsetof(RWLock{}.slots)
+	RWHoldsOffset     = unsafe.Offsetof(RWLock{}.holds)
+	RWReaderPCsOffset = unsafe.Offsetof(RWLock{}.rpcs)
+	RWSlotMask        = rwSlots - 1
+	RWReadersWaiting  = rsReadersWaiting
+	RWDraining        = rsDraining
+	RWOverflowShift   = rsOvShift
 )
 
 var (
@@ -101,4 +103,6 @@ var (
 	_ [8*rwSlots - unsafe.Sizeof(RWLock{}.slots)]struct{}
 	_ [unsafe.Sizeof(RWLock{}.holds) - 4*rwSlots]struct{} // 4-byte holds
 	_ [4*rwSlots - unsafe.Sizeof(RWLock{}.holds)]struct{}
+	_ [unsafe.Sizeof(RWLock{}.rpcs) - 8*rwSlots]struct{} // 8-byte reader PCs
+	_ [8*rwSlots - unsafe.Sizeof(RWLock{}.rpcs)]struct{}
 )

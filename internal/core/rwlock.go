@@ -98,6 +98,13 @@ type RWLock struct {
 	rs    compat.Int64
 	slots [rwSlots]atomic.Int64 // reader goroutine IDs, 0 when free
 	holds [rwSlots]int32        // read holds of the slot's reader; touched only by that reader (and by the writer that admits it, before waking it)
+	// rpcs is, per slot, where the slot's reader took its read hold (see
+	// SetReaderPC): written only by that reader, after it took the hold,
+	// and only when it differs from the word there (a reader mostly
+	// retakes a lock at its last site: no store); read atomically by the
+	// reader (a recursive RLock's panic) and by the detector. A slot's
+	// word is its last reader's until the next reader stores its own.
+	rpcs [rwSlots]atomic.Uintptr
 
 	drainer atomic.Pointer[waiter] // the draining writer's waiter, while draining
 
@@ -106,7 +113,14 @@ type RWLock struct {
 	rdurable int32 // queued readers parked durably in a bubble
 
 	ovmu sync.Mutex
-	ov   map[int64]int32 // overflow readers and their holds; guarded by ovmu
+	ov   map[int64]ovReader // overflow readers; guarded by ovmu
+}
+
+// ovReader is a reader in the overflow map: its holds and where it took
+// its read hold (the slots' holds and rpcs).
+type ovReader struct {
+	holds int32
+	pc    uintptr
 }
 
 const (
@@ -255,7 +269,7 @@ func (l *RWLock) HoldsRead(g int64) int {
 		return 0
 	}
 	l.ovmu.Lock()
-	n := l.ov[g]
+	n := l.ov[g].holds
 	l.ovmu.Unlock()
 	return int(n)
 }
@@ -286,8 +300,9 @@ func (l *RWLock) AddReadHolds(g int64, n int) {
 		return
 	}
 	l.ovmu.Lock()
-	if _, ok := l.ov[g]; ok {
-		l.ov[g] += int32(n)
+	if r, ok := l.ov[g]; ok {
+		r.holds += int32(n)
+		l.ov[g] = r
 	}
 	l.ovmu.Unlock()
 }
@@ -329,13 +344,14 @@ func (l *RWLock) runlockOverflow(g int64, all bool) bool {
 		return false
 	}
 	l.ovmu.Lock()
-	n, ok := l.ov[g]
+	r, ok := l.ov[g]
 	switch {
 	case !ok:
 		l.ovmu.Unlock()
 		return false
-	case n > 1 && !all:
-		l.ov[g] = n - 1
+	case r.holds > 1 && !all:
+		r.holds--
+		l.ov[g] = r
 		l.ovmu.Unlock()
 		return true
 	}
@@ -396,9 +412,9 @@ func (l *RWLock) enterRead(g int64) bool {
 	}
 	l.ovmu.Lock()
 	if l.ov == nil {
-		l.ov = map[int64]int32{}
+		l.ov = map[int64]ovReader{}
 	}
-	l.ov[g] = 1
+	l.ov[g] = ovReader{holds: 1}
 	l.ovmu.Unlock()
 	return true
 }
@@ -420,9 +436,9 @@ func (l *RWLock) admit(g int64) {
 	l.rs.Add(rsOvOne)
 	l.ovmu.Lock()
 	if l.ov == nil {
-		l.ov = map[int64]int32{}
+		l.ov = map[int64]ovReader{}
 	}
-	l.ov[g] = 1
+	l.ov[g] = ovReader{holds: 1}
 	l.ovmu.Unlock()
 }
 
@@ -548,3 +564,51 @@ func (l *RWLock) SetWriterPC(pc uintptr) { l.w.SetHolderPC(pc) }
 // WriterPC returns where the writer took the write lock, or 0 (see
 // Lock.HolderPC, whose rules it follows).
 func (l *RWLock) WriterPC() uintptr { return l.w.HolderPC() }
+
+// SetReaderPC records pc as where g took its read hold: in g's slot
+// (rpcs), or beside its entry in the overflow map. Only g calls it, once
+// it holds the lock for reading, on a first-time read (a re-entry keeps
+// the first site). The home slot is looked at first, so that the usual
+// reader pays a load of its slot and of the word there.
+func (l *RWLock) SetReaderPC(g int64, pc uintptr) {
+	if j := l.slotOf(g); j >= 0 {
+		if l.rpcs[j].Load() != pc {
+			l.rpcs[j].Store(pc)
+		}
+		return
+	}
+	l.setOverflowPC(g, pc)
+}
+
+// setOverflowPC is SetReaderPC for a reader in the overflow map.
+func (l *RWLock) setOverflowPC(g int64, pc uintptr) {
+	if l.rs.Load()>>rsOvShift == 0 {
+		return
+	}
+	l.ovmu.Lock()
+	if r, ok := l.ov[g]; ok {
+		r.pc = pc
+		l.ov[g] = r
+	}
+	l.ovmu.Unlock()
+}
+
+// ReaderPC returns where g took its read hold of l, as SetReaderPC
+// recorded it, or 0 if g holds no read lock or its path recorded no PC.
+// Any goroutine may call it; for a reader other than the caller, the
+// answer may be another reader's (g may have left and another reader
+// taken its slot), never a torn word.
+func (l *RWLock) ReaderPC(g int64) uintptr {
+	for i := range rwSlots {
+		if l.slots[i].Load() == g {
+			return l.rpcs[i].Load()
+		}
+	}
+	if l.rs.Load()>>rsOvShift == 0 {
+		return 0
+	}
+	l.ovmu.Lock()
+	pc := l.ov[g].pc
+	l.ovmu.Unlock()
+	return pc
+}
