@@ -108,6 +108,18 @@ func condWaitsSeen(now int64) map[int64]seenCond {
 	return cur
 }
 
+// condSeenFor returns how long the watchdog's scans have seen ci's wait,
+// if they have.
+func condSeenFor(ci core.CondWaitInfo) (time.Duration, bool) {
+	condSeen.mu.Lock()
+	defer condSeen.mu.Unlock()
+	m := condSeen.m[condKey{ci.G, ci.Epoch}]
+	if m == nil {
+		return 0, false
+	}
+	return time.Duration(core.Now() - m.first), true
+}
+
 type seenCond struct {
 	info core.CondWaitInfo
 	mark *condMark // guarded by condSeen.mu
