@@ -289,6 +289,7 @@ var expect = map[string]struct{ plain, verify bool }{
 	"NestedCondWaitHang":    {true, true},
 	"RLockCondWaitHang":     {true, true},
 	"MonitorNestedWaitHang": {true, true},
+	"CondNoSignalHang":      {true, true},
 	"HeldSendLeak":          {false, true},
 	"HeldReceiveLeak":       {false, true},
 	"HeldSelectLeak":        {false, true},
