@@ -111,6 +111,14 @@
 //     holder and what the holder is doing; or, for VerifyNone while a
 //     wait timeout is set, a goroutine of the test still in a Cond wait,
 //     with the Cond and its lock.
+//   - RecoveredMisuse: a recursive Lock or RLock, or a read-to-write
+//     upgrade, whose contract panic is raised inside a String, Error,
+//     Format or GoString method that fmt calls, or a function a
+//     text/template calls: they recover the panic (fmt prints it into
+//     the string), which with package sync would be a hang for all to
+//     see. In Cycles and Order modes the panic is delivered as this
+//     report first, then raised as before. Only the panic path reads the
+//     stack that tells.
 //
 // WithReporter sends every report to a function of the program's own
 // instead, process-wide; LOCKSMITH_DETECT_REPORT (panic or print) chooses
