@@ -32,7 +32,8 @@ import (
 // the Cond waiter, the Cond and its lock, what the waiter holds, and the
 // goroutines stuck behind it, with their stacks. A Cond wait while
 // holding a lock nobody wants, or one others want for less than the wait
-// timeout, is never reported.
+// timeout, is not reported, unless its goroutine is a test's own (see
+// testWaiters): a test whose goroutine waits that long on a Cond hangs.
 //
 // Cond waits are registered (core.CondWaitBegin) only while a wait
 // timeout is configured, and carry no time stamp: the scan that first
