@@ -32,7 +32,8 @@ import (
 // the Cond waiter, the Cond and its lock, what the waiter holds, and the
 // goroutines stuck behind it, with their stacks. A Cond wait while
 // holding a lock nobody wants, or one others want for less than the wait
-// timeout, is never reported.
+// timeout, is not reported, unless its goroutine is a test's own (see
+// testWaiters): a test whose goroutine waits that long on a Cond hangs.
 //
 // Cond waits are registered (core.CondWaitBegin) only while a wait
 // timeout is configured, and carry no time stamp: the scan that first
@@ -83,6 +84,9 @@ type condKey struct {
 type condMark struct {
 	first    int64 // on the Now clock
 	reported bool
+	// worker is set once a scan has found the waiter, overdue, to be no
+	// test's own goroutine (see testWaiters): it is not looked at again.
+	worker bool
 }
 
 // condWaitsSeen returns every Cond wait registered now, by goroutine, with
@@ -106,6 +110,18 @@ func condWaitsSeen(now int64) map[int64]seenCond {
 		cur[g] = sc
 	}
 	return cur
+}
+
+// condSeenFor returns how long the watchdog's scans have seen ci's wait,
+// if they have.
+func condSeenFor(ci core.CondWaitInfo) (time.Duration, bool) {
+	condSeen.mu.Lock()
+	defer condSeen.mu.Unlock()
+	m := condSeen.m[condKey{ci.G, ci.Epoch}]
+	if m == nil {
+		return 0, false
+	}
+	return time.Duration(core.Now() - m.first), true
 }
 
 type seenCond struct {
@@ -179,6 +195,9 @@ func condScan(now int64, d time.Duration) (reports []*Report, wait map[int64]boo
 			}
 		}
 	}
+	for _, g := range testWaiters(conds, found, d) {
+		found[g] = nil
+	}
 	gs := make([]int64, 0, len(found))
 	for g := range found {
 		gs = append(gs, g)
@@ -199,6 +218,49 @@ func condScan(now int64, d time.Duration) (reports []*Report, wait map[int64]boo
 		}
 	}
 	return reports, wait
+}
+
+// testWaiters returns the Cond waiters of conds, unsignalled for the wait
+// timeout d and not in found, not reported yet, that are a test's own
+// goroutine: one that called VerifyNone, or one that runs
+// testing.tRunner (its outermost frame). Such a wait is the test's own
+// hang (a Cond nobody signals: the test never ends), whoever waits for
+// its locks. A worker goroutine idle in a Cond wait for as long is not
+// one, and is looked at once per wait: the stacks are read only when an
+// overdue wait has not been looked at.
+func testWaiters(conds map[int64]seenCond, found map[int64][]condFinding, d time.Duration) []int64 {
+	var todo []int64
+	condSeen.mu.Lock()
+	for g, sc := range conds {
+		if _, ok := found[g]; !ok && sc.seen >= d && !sc.mark.reported && !sc.mark.worker {
+			todo = append(todo, g)
+		}
+	}
+	condSeen.mu.Unlock()
+	if len(todo) == 0 {
+		return nil
+	}
+	var tests []int64
+	var snap map[int64]gInfo
+	for _, g := range todo {
+		rec.mu.Lock()
+		registered := rec.scopes[g] != nil
+		rec.mu.Unlock()
+		if !registered {
+			if snap == nil {
+				snap = allGoroutines()
+			}
+			registered = snap[g].test != ""
+		}
+		if registered {
+			tests = append(tests, g)
+			continue
+		}
+		condSeen.mu.Lock()
+		conds[g].mark.worker = true
+		condSeen.mu.Unlock()
+	}
+	return tests
 }
 
 // waitHolders returns the goroutines wi waits for: the owner, or, for a
@@ -267,6 +329,14 @@ func condReport(sc seenCond, fs []condFinding) (r *Report, locks []uint64, gorou
 func (r *Report) condString(b *strings.Builder) {
 	w := r.Steps[0]
 	waited := r.Waited.Round(time.Millisecond)
+	if len(r.Steps) == 1 {
+		header(b, fmt.Sprintf("locksmith: goroutine %d waits on a Cond, unsignalled for %v, in a test's own goroutine", w.Goroutine, waited))
+		fmt.Fprintf(b, "goroutine %d has waited at least %v on %s, not signalled,\n", w.Goroutine, waited, w.Cond)
+		b.WriteString("and it is a test's goroutine: the test cannot end until the Cond is signalled\n\n")
+		stack(b, w)
+		r.seenLine(b)
+		return
+	}
 	if w.Holds != nil {
 		headerNaming(b, fmt.Sprintf("locksmith: goroutine %d waits on a Cond, unsignalled for %v, holding a lock others wait for:", w.Goroutine, waited), w.Holds)
 	} else {

@@ -103,10 +103,24 @@
 //     the goroutines stuck behind it, with their stacks. Such a lockout is
 //     never certain when it forms (a Signal may come from any goroutine,
 //     also one holding no lock), so it is reported only through the wait
-//     timeout; Cond waits are watched only while one is set.
+//     timeout; Cond waits are watched only while one is set. A Cond wait
+//     unsignalled for the wait timeout in a test's own goroutine (one that
+//     runs testing.tRunner, or that called VerifyNone) is reported too,
+//     whoever waits for its locks: the test cannot end. An idle worker's
+//     Cond wait, however long, is not.
 //   - StuckWaiter: a goroutine still blocked on a lock when its test
 //     ended (VerifyNone) or the run did (VerifyTestMain), with the
-//     holder and what the holder is doing.
+//     holder and what the holder is doing; or, for VerifyNone while a
+//     wait timeout is set, a goroutine of the test still in a Cond wait,
+//     with the Cond and its lock.
+//   - RecoveredMisuse: a recursive Lock or RLock, or a read-to-write
+//     upgrade, whose contract panic is raised inside a String, Error,
+//     Format or GoString method that fmt calls, or a function a
+//     text/template calls: they recover the panic (fmt prints it into
+//     the string), which with package sync would be a hang for all to
+//     see. In Cycles and Order modes the panic is delivered as this
+//     report first, then raised as before. Only the panic path reads the
+//     stack that tells.
 //
 // WithReporter sends every report to a function of the program's own
 // instead, process-wide; LOCKSMITH_DETECT_REPORT (panic or print) chooses

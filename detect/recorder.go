@@ -134,9 +134,10 @@ func claimant(g int64, snap map[int64]gInfo) (s *scope, test string) {
 
 // subject is the goroutine whose test made r: the one that found it (a
 // deadlock's refused goroutine, the acquirer that closed an inversion),
-// or, for a wait timeout, which the watchdog finds, the waiter.
+// or, for a wait timeout or a Cond wait, which the watchdog finds, the
+// waiter.
 func subject(r *Report) int64 {
-	if r.Kind == WaitTimeout && len(r.Steps) > 0 {
+	if (r.Kind == WaitTimeout || r.Kind == CondWait) && len(r.Steps) > 0 {
 		return r.Steps[0].Goroutine
 	}
 	return gid.Get()

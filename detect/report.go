@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/locksmith-go/locksmith/misuse"
 )
 
 // Kind says what a Report is about.
@@ -31,6 +33,11 @@ const (
 	// timeout while goroutines have waited as long for a lock it holds (a
 	// nested-monitor lockout) or for the Cond's lock (see condwatch.go).
 	CondWait
+	// RecoveredMisuse: a lock-contract panic that stands for a hang with
+	// package sync (a recursive Lock or RLock, a read-to-write upgrade)
+	// was raised inside a call that the standard library makes under a
+	// recover (a String method called by fmt: see recovered.go).
+	RecoveredMisuse
 )
 
 // String returns the kind in words: "deadlock", "lock order" or "wait
@@ -47,6 +54,8 @@ func (k Kind) String() string {
 		return "stuck waiter"
 	case CondWait:
 		return "cond wait"
+	case RecoveredMisuse:
+		return "recovered misuse"
 	}
 	return fmt.Sprintf("detect.Kind(%d)", int(k))
 }
@@ -233,6 +242,12 @@ type Report struct {
 	// their read forms), so that its caller backs off. The default
 	// reporters print such a refusal as one line (see Report.Line).
 	BackedOff bool
+	// Misuse, for a RecoveredMisuse, is the contract panic's value.
+	Misuse *misuse.Error
+	// RecoveredBy, for a RecoveredMisuse, is the standard library
+	// function whose recover swallows the panic, as runtime.Frame names
+	// it: "fmt.(*pp).handleMethods" or "text/template.safeCall".
+	RecoveredBy string
 
 	tally *tally // shared by every occurrence of the problem; nil for a Report made by hand
 	late  *lateWrite
@@ -379,6 +394,8 @@ func (r *Report) String() string {
 		r.seenLine(&b)
 	case StuckWaiter:
 		r.stuckString(&b)
+	case RecoveredMisuse:
+		r.recoveredString(&b)
 	}
 	return b.String()
 }

@@ -1,7 +1,9 @@
 package detect
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -11,56 +13,181 @@ import (
 
 // Stuck waiters: goroutines still blocked on a locksmith lock when the
 // test that started them ends (VerifyNone) or when the run ends
-// (VerifyTestMain). The commonest shape is a lock held by a goroutine
-// that blocks elsewhere (a channel send nobody receives, a WaitGroup.Wait,
-// a sync.Once whose function waits) while others wait for the lock: the
-// test returns, and they are left behind.
+// (VerifyTestMain), and, for VerifyNone, goroutines of the test still in
+// a Cond wait (a condvar.Cond's or a Monitor's, registered while a wait
+// timeout is set: core.CondWaiting). The commonest shape is a lock held
+// by a goroutine that blocks elsewhere (a channel send nobody receives, a
+// WaitGroup.Wait, a sync.Once whose function waits) while others wait for
+// the lock: the test returns, and they are left behind.
 //
 // A waiter may be about to get its lock as the test ends (its holder is
-// releasing it), so a check looks again, with growing pauses, for up to
-// stuckGrace, as goleak retries, and reports only the waits that are
-// still there, the same waits (a goroutine that got its lock and waits
-// again is waiting anew) throughout.
+// releasing it), and a goroutine of the test may be about to start a wait
+// that never ends (the test returned as it went for the lock). So a check
+// looks again, with growing pauses, for up to stuckGrace, as goleak
+// retries, for as long as it sees a selected wait or, for VerifyNone, a
+// goroutine of the test that is running or blocked elsewhere; it counts
+// the waits that begin meanwhile as well as those that were there at its
+// start. It reports the waits present when the grace ends that are the
+// same waits (a goroutine that got its lock and waits again is waiting
+// anew) since it first saw them and have lasted at least stuckMinAge in
+// its sight, looking once more for those that have not: a wait that ends
+// during the grace is not stuck. A check that finds nothing of the test's
+// left ends at once.
 
 // stuckGrace bounds how long a check waits for waiters to get their locks
 // before it reports them: as long as goleak's default retries take.
 const stuckGrace = 500 * time.Millisecond
 
-// stuckWaiters returns a report for every goroutine blocked on a locksmith
-// lock that mine selects from snapshots of all goroutines, once each has
-// been blocked in the same wait for the whole grace period.
-func stuckWaiters(mine func(wi core.WaitInfo, snap map[int64]gInfo) bool) []*Report {
-	start, since := time.Now(), core.Now()
-	pause := time.Microsecond
-	for {
-		snap := map[int64]gInfo(nil)
-		var stuck []core.WaitInfo
-		core.Waiting(func(wi core.WaitInfo) {
-			if snap == nil {
-				snap = allGoroutines()
-			}
-			if wi.Since <= since && mine(wi, snap) {
-				stuck = append(stuck, wi)
+// stuckMinAge is how long a check must have seen a wait before it reports
+// it as stuck.
+const stuckMinAge = 100 * time.Millisecond
+
+// A stuckCheck says which goroutines' waits a check reports.
+type stuckCheck struct {
+	// mine selects the goroutines whose waits are reported.
+	mine func(g int64, snap map[int64]gInfo) bool
+	// skip, if set, drops lock waits already reported.
+	skip func(wi core.WaitInfo) bool
+	// conds makes Cond waits count; live keeps the check looking for the
+	// grace while a goroutine mine selects, other than self, is in no
+	// wait of ours (it may be about to start one).
+	conds, live bool
+	self        int64
+}
+
+// A waitKey identifies one wait: a lock wait by its goroutine and start,
+// a Cond wait by its goroutine and registration epoch.
+type waitKey struct {
+	g    int64
+	n    uint64
+	cond bool
+}
+
+func lockKey(wi core.WaitInfo) waitKey         { return waitKey{g: wi.G, n: uint64(wi.Since)} }
+func condWaitKey(ci core.CondWaitInfo) waitKey { return waitKey{g: ci.G, n: ci.Epoch, cond: true} }
+
+// stuckPoll is what one look of a check saw.
+type stuckPoll struct {
+	locks map[waitKey]core.WaitInfo
+	conds map[waitKey]core.CondWaitInfo
+	snap  map[int64]gInfo
+	live  bool // a goroutine of the check's is outside our waits
+}
+
+func (c stuckCheck) poll() stuckPoll {
+	p := stuckPoll{locks: map[waitKey]core.WaitInfo{}, conds: map[waitKey]core.CondWaitInfo{}}
+	snap := func() map[int64]gInfo {
+		if p.snap == nil {
+			p.snap = allGoroutines()
+		}
+		return p.snap
+	}
+	if c.live {
+		snap()
+	}
+	in := map[int64]bool{}
+	core.Waiting(func(wi core.WaitInfo) {
+		in[wi.G] = true
+		if (c.skip == nil || !c.skip(wi)) && c.mine(wi.G, snap()) {
+			p.locks[lockKey(wi)] = wi
+		}
+	})
+	if c.conds {
+		core.CondWaiting(func(ci core.CondWaitInfo) {
+			in[ci.G] = true
+			if c.mine(ci.G, snap()) {
+				p.conds[condWaitKey(ci)] = ci
 			}
 		})
-		if len(stuck) == 0 {
+	}
+	if c.live {
+		for g := range p.snap {
+			if g != c.self && !in[g] && c.mine(g, p.snap) {
+				p.live = true
+				break
+			}
+		}
+	}
+	return p
+}
+
+// stuckWaiters returns a report for every wait that c selects and that
+// stays for the grace period (see above).
+func stuckWaiters(c stuckCheck) []*Report {
+	start := time.Now()
+	firstSeen := map[waitKey]time.Time{}
+	pause := time.Microsecond
+	var p stuckPoll
+	for {
+		p = c.poll()
+		if testHookStuckPoll != nil {
+			testHookStuckPoll()
+		}
+		now := time.Now()
+		for k := range p.locks {
+			if _, ok := firstSeen[k]; !ok {
+				firstSeen[k] = now
+			}
+		}
+		for k := range p.conds {
+			if _, ok := firstSeen[k]; !ok {
+				firstSeen[k] = now
+			}
+		}
+		if len(p.locks) == 0 && len(p.conds) == 0 && !p.live {
 			return nil
 		}
-		if time.Since(start) >= stuckGrace {
-			findLeaks()
-			snap = allGoroutines() // the holders' states now, and "(leaked)" where the runtime knows
-			rs := make([]*Report, 0, len(stuck))
-			for _, wi := range stuck {
-				if still(wi) {
-					rs = append(rs, stuckReport(wi, snap))
-					markReported(wi)
-				}
-			}
-			return rs
+		if now.Sub(start) >= stuckGrace {
+			break
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, 100*time.Millisecond)
 	}
+	if len(p.locks) == 0 && len(p.conds) == 0 {
+		return nil // goroutines of the test still run, none of them in a wait of ours
+	}
+	// The waits there as the grace ends, once each has been seen for
+	// stuckMinAge.
+	youngest := time.Duration(1<<63 - 1)
+	for k := range p.locks {
+		youngest = min(youngest, time.Since(firstSeen[k]))
+	}
+	for k := range p.conds {
+		youngest = min(youngest, time.Since(firstSeen[k]))
+	}
+	if youngest < stuckMinAge {
+		time.Sleep(stuckMinAge - youngest)
+	}
+	final := c.poll()
+	findLeaks()
+	snap := allGoroutines() // the holders' states now, and "(leaked)" where the runtime knows
+	var rs []*Report
+	for _, k := range sortedKeys(p.locks) {
+		wi := p.locks[k]
+		if _, ok := final.locks[k]; ok && still(wi) {
+			rs = append(rs, stuckReport(wi, snap))
+			markReported(wi)
+		}
+	}
+	for _, k := range sortedKeys(p.conds) {
+		if ci, ok := final.conds[k]; ok {
+			rs = append(rs, condStuckReport(ci, time.Since(firstSeen[k]), snap))
+		}
+	}
+	return rs
+}
+
+// testHookStuckPoll, if set (by tests), runs after each look of a check
+// within its grace.
+var testHookStuckPoll func()
+
+func sortedKeys[V any](m map[waitKey]V) []waitKey {
+	ks := make([]waitKey, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.SortFunc(ks, func(a, b waitKey) int { return cmp.Compare(a.g, b.g) })
+	return ks
 }
 
 // still reports whether wi's goroutine is still in the wait wi describes.
@@ -74,20 +201,41 @@ func still(wi core.WaitInfo) bool {
 	return found
 }
 
+// condStuckReport describes ci, a Cond wait seen for seen by the check:
+// the waiter, its Cond and the Cond's lock, and how long the wait has
+// gone unsignalled (the longer of seen and what the watchdog's scans saw).
+func condStuckReport(ci core.CondWaitInfo, seen time.Duration, snap map[int64]gInfo) *Report {
+	if d, ok := condSeenFor(ci); ok && d > seen {
+		seen = d
+	}
+	w := snap[ci.G]
+	r := &Report{Kind: StuckWaiter, Mode: CurrentMode(), Waited: seen}
+	r.Steps = []Step{{Goroutine: ci.G, Cond: condInfo(ci.Tag), Stack: w.frames, State: w.state}}
+	r.test = testOf(ci.G, snap)
+	return r
+}
+
+// testOf returns the test function g runs, or that its nearest ancestor
+// in snap that is a test's goroutine runs.
+func testOf(g int64, snap map[int64]gInfo) string {
+	for i := 0; g != 0 && i < 10000; i++ {
+		gi, ok := snap[g]
+		if !ok {
+			break
+		}
+		if gi.test != "" {
+			return gi.test
+		}
+		g = gi.createdBy
+	}
+	return ""
+}
+
 // stuckReport describes wi: the waiter and where it waits, the lock, and
 // each goroutine it waits for and what that goroutine is doing now.
 func stuckReport(wi core.WaitInfo, snap map[int64]gInfo) *Report {
 	info := lockInfo(wi.Lock.Meta(wi.Class))
-	var holders []int64
-	if wi.Drain {
-		for _, r := range core.RWOf(wi.Lock, wi.Class).ReaderIDs() {
-			if r != wi.G {
-				holders = append(holders, r)
-			}
-		}
-	} else if o := wi.Lock.Owner(); o != 0 {
-		holders = []int64{o}
-	}
+	holders := waitHolders(wi)
 	r := &Report{Kind: StuckWaiter, Mode: CurrentMode(), Waited: time.Duration(core.Now() - wi.Since)}
 	w := snap[wi.G]
 	r.Steps = append(r.Steps, Step{Goroutine: wi.G, WaitsFor: info, WaitsForReading: wi.Read, Stack: w.frames, State: w.state})
@@ -105,20 +253,7 @@ func stuckReport(wi core.WaitInfo, snap map[int64]gInfo) *Report {
 		}
 		r.Steps = append(r.Steps, st)
 	}
-	r.test = w.test
-	if r.test == "" {
-		for g, i := w.createdBy, 0; g != 0 && i < 10000; i++ {
-			gi, ok := snap[g]
-			if !ok {
-				break
-			}
-			if gi.test != "" {
-				r.test = gi.test
-				break
-			}
-			g = gi.createdBy
-		}
-	}
+	r.test = testOf(wi.G, snap)
 	return r
 }
 
@@ -148,6 +283,10 @@ func doing(s Step) string {
 // stuckString formats a StuckWaiter report.
 func (r *Report) stuckString(b *strings.Builder) {
 	w := r.Steps[0]
+	if w.Cond != nil {
+		r.condStuckString(b)
+		return
+	}
 	headerNaming(b, fmt.Sprintf("locksmith: goroutine %d is stuck waiting for a lock:", w.Goroutine), w.WaitsFor)
 	fmt.Fprintf(b, "goroutine %d has waited %v to lock %s%s", w.Goroutine, r.Waited.Round(time.Millisecond), w.WaitsFor, access(w.WaitsFor, w.WaitsForReading))
 	if len(w.Stack) > 0 {
@@ -183,6 +322,23 @@ func (r *Report) stuckString(b *strings.Builder) {
 			stack(b, s)
 		}
 	}
+}
+
+// condStuckString formats a StuckWaiter report of a Cond wait.
+func (r *Report) condStuckString(b *strings.Builder) {
+	w := r.Steps[0]
+	header(b, fmt.Sprintf("locksmith: goroutine %d is stuck waiting on a Cond", w.Goroutine))
+	fmt.Fprintf(b, "goroutine %d is waiting on %s, not signalled for %v", w.Goroutine, w.Cond, r.Waited.Round(time.Millisecond))
+	if len(w.Stack) > 0 {
+		f := w.Stack[0]
+		fmt.Fprintf(b, ", at %s:%d", f.File, f.Line)
+	}
+	b.WriteString(",\n")
+	if leaked(w) {
+		b.WriteString("leaked for certain: the runtime's leak detection finds nothing still running that can signal it,\n")
+	}
+	b.WriteString("and the test that started it has ended\n\n")
+	stack(b, w)
 }
 
 // A wait reported as stuck, by its goroutine and its start: the end of the

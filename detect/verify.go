@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/gid"
 )
 
@@ -46,9 +45,15 @@ type TestingM interface {
 // the test goes on: a lock-order inversion (Order mode), a wait timeout,
 // and, when t ends (from t.Cleanup, after the subtests and the cleanups
 // registered later), every goroutine of the test still blocked on a lock,
-// with the lock, its holder and what the holder is doing. The check at
-// the end allows waiters up to half a second to get their locks, as
-// goleak allows goroutines to exit. A Deadlock is not a failure: the Lock
+// with the lock, its holder and what the holder is doing, and, while a
+// wait timeout is set (as in Cycles and Order modes in a test binary),
+// every goroutine of the test still in a condvar.Cond or Monitor wait,
+// with the Cond and its lock. The check at the end allows waiters half a
+// second to get their locks or be signalled, as goleak allows goroutines
+// to exit, for as long as a goroutine of the test is waiting or still
+// running: a wait that begins meanwhile (the test returned as a goroutine
+// went for a lock) counts, once seen for a tenth of a second, and a wait
+// that ends meanwhile does not. A Deadlock is not a failure: the Lock
 // that would close the cycle panics (the test fails if nothing recovers
 // it) and a LockContext or LockTimeout returns to a caller that backs
 // off; it is logged to t (one line for a refusal that backs off).
@@ -63,9 +68,12 @@ func VerifyNone(t TestingT) {
 	register(s)
 	t.Cleanup(func() {
 		defer unregister(s)
-		stuck := stuckWaiters(func(wi core.WaitInfo, snap map[int64]gInfo) bool {
-			c, _ := claimant(wi.G, snap)
-			return c == s
+		stuck := stuckWaiters(stuckCheck{
+			mine: func(g int64, snap map[int64]gInfo) bool {
+				c, _ := claimant(g, snap)
+				return c == s
+			},
+			conds: true, live: true, self: s.g,
 		})
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -116,7 +124,10 @@ func (c checked) Run() int {
 		rec.mu.Unlock()
 	}()
 	code := c.m.Run()
-	stuck := stuckWaiters(func(wi core.WaitInfo, _ map[int64]gInfo) bool { return !reportedStuck(wi) })
+	stuck := stuckWaiters(stuckCheck{
+		mine: func(int64, map[int64]gInfo) bool { return true },
+		skip: reportedStuck,
+	})
 	found := append(takeUnclaimed(), stuck...)
 	if len(found) == 0 {
 		return code

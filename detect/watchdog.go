@@ -161,18 +161,7 @@ func deliverRecovered(r *Report) {
 
 func waitReport(wi core.WaitInfo, waited time.Duration) *Report {
 	info := lockInfo(wi.Lock.Meta(wi.Class))
-	// The goroutines it waits for: the owner, or, for a writer waiting for
-	// readers to leave, the readers.
-	var holders []int64
-	if wi.Drain {
-		for _, r := range core.RWOf(wi.Lock, wi.Class).ReaderIDs() {
-			if r != wi.G {
-				holders = append(holders, r)
-			}
-		}
-	} else if o := wi.Lock.Owner(); o != 0 {
-		holders = []int64{o}
-	}
+	holders := waitHolders(wi)
 	want := map[int64]bool{wi.G: true}
 	for _, h := range holders {
 		want[h] = true

@@ -152,7 +152,7 @@ func (rw *RWMonitor) lockSlow(g int64) {
 
 func (rw *RWMonitor) checkUpgrade(g int64) {
 	if n := rw.l.HoldsRead(g); n > 0 {
-		panic(core.Misuse(fmt.Sprintf("monitor: deadlock; read-to-write upgrade: lock by goroutine %d, which holds %d read hold(s) of the rwmonitor", g, n), ErrUpgrade))
+		panic(core.Contract(core.Misuse(fmt.Sprintf("monitor: deadlock; read-to-write upgrade: lock by goroutine %d, which holds %d read hold(s) of the rwmonitor", g, n), ErrUpgrade)))
 	}
 }
 

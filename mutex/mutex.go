@@ -90,7 +90,10 @@ func init() {
 // until m is available.
 //
 // Lock panics with an error matching ErrRecursiveLock if the calling
-// goroutine already holds m. With deadlock detection on (package detect),
+// goroutine already holds m. Where fmt or text/template would recover
+// that panic (a String method that locks m, formatted while m is held),
+// deadlock detection also reports it first (detect.RecoveredMisuse).
+// With deadlock detection on (package detect),
 // it panics with a *detect.DeadlockError, without taking m, if waiting
 // would close a cycle of goroutines each waiting for a lock the next holds.
 func (m *Mutex) Lock() { lock(m) }
@@ -315,7 +318,7 @@ func (m *Mutex) Owned() bool { return m.l.Owner() == gid.Get() }
 func (m *Mutex) Locked() bool { return m.l.Owner() != 0 }
 
 func recursive(g int64, held, again uintptr) error {
-	return core.Misuse(fmt.Sprintf("mutex: deadlock; recursive locking (goroutine %d)%s", g, core.Sites(held, again)), ErrRecursiveLock)
+	return core.Contract(core.Misuse(fmt.Sprintf("mutex: deadlock; recursive locking (goroutine %d)%s", g, core.Sites(held, again)), ErrRecursiveLock))
 }
 
 // condLocker lets condvar release and retake m around a wait.

@@ -162,11 +162,11 @@ func writeLockedAt(pc uintptr) string {
 func (rw *RWMutex) checkHolder(g int64, op string) {
 	switch {
 	case rw.l.Writer() == g:
-		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; recursive locking: %s of rwmutex write-locked by the same goroutine %d%s", op, g, writeLockedAt(rw.l.WriterPC())), ErrRecursiveLock))
+		panic(core.Contract(core.Misuse(fmt.Sprintf("mutex: deadlock; recursive locking: %s of rwmutex write-locked by the same goroutine %d%s", op, g, writeLockedAt(rw.l.WriterPC())), ErrRecursiveLock)))
 	case rw.l.HoldsRead(g) > 0 && op == "rlock":
-		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; recursive read locking: rlock of rwmutex read-locked by the same goroutine %d%s", g, rw.readLockedAt(g)), ErrRecursiveLock))
+		panic(core.Contract(core.Misuse(fmt.Sprintf("mutex: deadlock; recursive read locking: rlock of rwmutex read-locked by the same goroutine %d%s", g, rw.readLockedAt(g)), ErrRecursiveLock)))
 	case rw.l.HoldsRead(g) > 0:
-		panic(core.Misuse(fmt.Sprintf("mutex: deadlock; read-to-write upgrade: %s of rwmutex read-locked by the same goroutine %d%s", op, g, rw.readLockedAt(g)), ErrRecursiveLock))
+		panic(core.Contract(core.Misuse(fmt.Sprintf("mutex: deadlock; read-to-write upgrade: %s of rwmutex read-locked by the same goroutine %d%s", op, g, rw.readLockedAt(g)), ErrRecursiveLock)))
 	}
 }
 
