@@ -287,3 +287,54 @@ func sweepLone(suspects []*gstate) (claimed bool) {
 // perDump is how many goroutines a dump of sweepLone covers every
 // lonePeriod at most; with more, the dumps are spaced in proportion.
 const perDump = 2000
+
+// loneHolding is a lone record as Dump lists it.
+type loneHolding struct {
+	g    int64
+	addr uintptr
+	k    *core.Class
+	read bool
+}
+
+// loneHeldNow returns the lone records of every goroutine, for Dump: a
+// lock held alone has no Meta, so the registry that heldNow reads does
+// not list it. Each gstate is read under sweepBit, as the sweeper reads
+// it; one its goroutine is using right now is read once it is done.
+func loneHeldNow() []loneHolding {
+	var out []loneHolding
+	visit := func(s *gstate) {
+		for {
+			w := s.w.Load()
+			if w == 0 || w&idleBit != 0 {
+				return // free, or idle: no lone record
+			}
+			if w&(busyBit|sweepBit) != 0 || !s.w.CompareAndSwap(w, w|sweepBit) {
+				runtime.Gosched()
+				continue
+			}
+			if lh := s.lone; lh.addr != 0 && lh.epoch == orderEpoch.Load() {
+				out = append(out, loneHolding{g: w & gMask, addr: lh.addr, k: lh.class, read: lh.read})
+			}
+			s.w.Store(w)
+			return
+		}
+	}
+	for i := range gtable {
+		visit(&gtable[i])
+	}
+	if overflowN.Load() != 0 {
+		for i := range overflow {
+			sh := &overflow[i]
+			sh.mu.Lock()
+			gs := make([]*gstate, 0, len(sh.m))
+			for _, s := range sh.m {
+				gs = append(gs, s)
+			}
+			sh.mu.Unlock()
+			for _, s := range gs {
+				visit(s)
+			}
+		}
+	}
+	return out
+}
