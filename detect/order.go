@@ -32,7 +32,8 @@ const (
 	// acquisition that can queue (Lock, LockContext, LockTimeout with a
 	// positive timeout), or held for writing while its goroutine took
 	// another lock (see validate). A TryLock alone never sets it: a
-	// writer that never queues holds out no reader.
+	// writer that never queues holds out no reader. A lock without Meta
+	// keeps it in its own word (core.Lock.OrSeen) until it gets one.
 	writeSeen = 2
 	// siteSeen: the lock's first-lock site is recorded (Meta.SetSiteOnce).
 	siteSeen = 4
@@ -47,12 +48,13 @@ const (
 // Monitor, or a read-write lock write-locked in Order mode.
 func written(m *core.Meta) bool { return !m.Class.RW || m.Flags.Load()&writeSeen != 0 }
 
-// Acquired records that g acquired l. The stack of the acquisition (a
-// walk of the frame pointers and a lookup in the depot, see capture) is
-// recorded, in the held record and for reports, only when the
-// acquisition is the first of its kind: the lock's first acquisition, its
-// first by a goroutine holding nothing, and an acquisition that adds an
-// edge. An acquisition along a known edge takes the stack recorded with
+// Acquired records that g acquired l. A lock without Meta taken by a
+// goroutine that holds nothing gets a lone record and nothing else
+// (lone.go). Otherwise the stack of the acquisition (a walk of the frame
+// pointers and a lookup in the depot, see capture) is recorded, in the
+// held record and for reports, only when the acquisition is the first of
+// its kind: the lock's first acquisition with Meta, its first by a
+// goroutine holding nothing, and an acquisition that adds an edge. An acquisition along a known edge takes the stack recorded with
 // the edge. Inversions are made of new edges, usually of new lock
 // instances, so the records a report needs are usually there.
 //
