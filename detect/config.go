@@ -26,14 +26,14 @@ const (
 	// checks (recursive locking, unlock by a non-owner) still hold: they
 	// are part of the locks.
 	Off Mode = iota
-	// Cycles, the default outside test binaries, checks the wait-for graph each time a goroutine
+	// Cycles, the default, checks the wait-for graph each time a goroutine
 	// is about to park on a locksmith lock (a Mutex, Monitor, RWMutex or
 	// RWMonitor, or a Cond wait's reacquire), and reports a deadlock the
 	// moment it would form. The uncontended fast path does no extra work.
 	Cycles
-	// Order, the default in a test binary, is Cycles plus lock-order
-	// validation as Linux's lockdep does it, and wait-timeout reports
-	// (DefaultOrderWaitTimeout unless WithWaitTimeout says otherwise).
+	// Order is Cycles plus lock-order validation as Linux's lockdep does
+	// it, and wait-timeout reports (DefaultOrderWaitTimeout unless
+	// WithWaitTimeout says otherwise).
 	Order
 )
 
@@ -389,28 +389,15 @@ var defaultReporter func(*Report) = PrintReporter
 // envVars are the environment variables the detector reads.
 var envVars = [...]string{EnvVar, ReportEnvVar, WaitTimeoutEnvVar}
 
-// defaultMode is the mode while LOCKSMITH_DETECT is unset: Order in a
-// test binary, where a lock-order inversion that this run did not hang on
-// is worth failing a test for (as go-deadlock checks by default), and a
-// lock taken alone costs no allocation (lone.go), so tests that count an
-// operation's allocations pass; Cycles elsewhere, which costs the
-// uncontended path nothing.
-func defaultMode(inTest bool) Mode {
-	if inTest {
-		return Order
-	}
-	return Cycles
-}
-
 // fromEnv returns the mode and the default reporter that the environment
 // asks for, and panics on a value it does not know: a typo must not
 // silently leave the detector in another mode.
 func fromEnv(inTest bool) (Mode, func(*Report)) {
-	mode := defaultMode(inTest)
+	mode := Cycles
 	if v := os.Getenv(EnvVar); v != "" {
 		m, err := ParseMode(v)
 		if err != nil {
-			panic(fmt.Errorf("detect: %s=%q: not a detection mode; want off, cycles or order (also Off, OFF, ...), or unset for the default (%s)", EnvVar, v, mode))
+			panic(fmt.Errorf("detect: %s=%q: not a detection mode; want off, cycles or order (also Off, OFF, ...), or unset for cycles", EnvVar, v))
 		}
 		mode = m
 	}

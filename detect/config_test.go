@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -298,25 +297,15 @@ func TestHelperProcess(t *testing.T) {
 }
 
 // TestEnvVar: LOCKSMITH_DETECT sets the mode at start-up, in any of the
-// accepted spellings (unset or empty: Order in a test binary, Cycles
-// elsewhere); LOCKSMITH_DETECT_REPORT sets the default reporter
+// accepted spellings; LOCKSMITH_DETECT_REPORT sets the default reporter
 // (PanicReporter in a test binary otherwise).
 func TestEnvVar(t *testing.T) {
-	t.Run("default outside a test binary", func(t *testing.T) {
-		t.Setenv(detect.EnvVar, "")
-		t.Setenv(detect.ReportEnvVar, "")
-		mode, rep := detect.FromEnv(false)
-		assert.Equal(t, detect.Cycles, mode, "unset, outside a test binary")
-		assert.Equal(t, reflect.ValueOf(detect.PrintReporter).Pointer(), reflect.ValueOf(rep).Pointer())
-		mode, _ = detect.FromEnv(true)
-		assert.Equal(t, detect.Order, mode, "unset, in a test binary")
-	})
 	for _, tc := range []struct {
 		value, report string
 		want          string
 	}{
-		{"<unset>", "<unset>", "mode=order reporter=panic"},
-		{"", "", "mode=order reporter=panic"},
+		{"<unset>", "<unset>", "mode=cycles reporter=panic"},
+		{"", "", "mode=cycles reporter=panic"},
 		{"off", "<unset>", "mode=off reporter=panic"},
 		{"order", "print", "mode=order reporter=print"},
 		{"ORDER", "PANIC", "mode=order reporter=panic"},

@@ -7,26 +7,24 @@
 //
 //   - Off: no checks and no reports. The locks' own owner checks
 //     (recursive locking, unlock by a non-owner) still hold.
-//   - Cycles (the default outside test binaries): when a goroutine is about to park on a lock,
+//   - Cycles (the default): when a goroutine is about to park on a lock,
 //     the detector follows the wait-for chain (the lock, its owner, the
 //     lock that owner waits for, and so on); if it comes back to the
 //     caller, the deadlock exists now. A cycle is reported only if a
 //     second walk finds every edge unchanged, so a report is never a
 //     false positive. An uncontended Lock and Unlock do no extra work.
-//   - Order (the default in a test binary): Cycles, plus lock-order
-//     validation in the manner of Linux's lockdep, plus wait-timeout
-//     reports (DefaultOrderWaitTimeout unless WithWaitTimeout says
-//     otherwise). A lock taken by a goroutine that holds no other lock
-//     allocates nothing; its detection state is made once it is nested
-//     with another.
+//   - Order: Cycles, plus lock-order validation in the manner of Linux's
+//     lockdep, plus wait-timeout reports (DefaultOrderWaitTimeout unless
+//     WithWaitTimeout says otherwise). A lock taken by a goroutine that
+//     holds no other lock allocates nothing; its detection state is made
+//     once it is nested with another.
 //
 // The mode is read at start-up from LOCKSMITH_DETECT (off, cycles or
-// order; also Off, OFF and so on; unset, Order in a test binary and
-// Cycles elsewhere), so that
+// order; also Off, OFF and so on), so that
 //
-//	LOCKSMITH_DETECT=cycles go test -race ./...
+//	LOCKSMITH_DETECT=order go test -race ./...
 //
-// runs a suite in Cycles mode without code changes; Configure(WithMode(...))
+// turns full checking on without code changes; Configure(WithMode(...))
 // changes it at run time. Any other value stops the program at start-up
 // with a panic naming the valid ones. A run of go test with another
 // LOCKSMITH_DETECT, LOCKSMITH_DETECT_REPORT or LOCKSMITH_WAIT_TIMEOUT is

@@ -301,7 +301,3 @@ func SetDeadlockHook(f func()) (restore func()) {
 
 // WaitFromEnv exposes the reading of LOCKSMITH_WAIT_TIMEOUT.
 var WaitFromEnv = waitFromEnv
-
-// FromEnv is fromEnv: the mode and default reporter the environment asks
-// for, in a test binary if inTest.
-var FromEnv = fromEnv
