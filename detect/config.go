@@ -339,6 +339,9 @@ func recompute() {
 
 // install publishes c; cfgMu is held.
 func install(c *config) {
+	if old := cfg.Load(); old != nil && old.mode == Order && c.mode != Order {
+		orderEpoch.Add(1) // a lone record made before may miss its release (lone.go)
+	}
 	cfg.Store(c)
 	core.SetMode(int32(c.mode))
 	watchdogConfigured(c.effectiveWaitTimeout())

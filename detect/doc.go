@@ -15,7 +15,9 @@
 //     false positive. An uncontended Lock and Unlock do no extra work.
 //   - Order: Cycles, plus lock-order validation in the manner of Linux's
 //     lockdep, plus wait-timeout reports (DefaultOrderWaitTimeout unless
-//     WithWaitTimeout says otherwise).
+//     WithWaitTimeout says otherwise). A lock taken by a goroutine that
+//     holds no other lock allocates nothing; its detection state is made
+//     once it is nested with another.
 //
 // The mode is read at start-up from LOCKSMITH_DETECT (off, cycles or
 // order; also Off, OFF and so on), so that

@@ -66,11 +66,13 @@ type holding struct {
 	lock  *LockInfo
 	count int  // write holds (1 for a non-reentrant lock); 0 for a read hold
 	read  bool // a read hold of a read-write lock
+	alone bool // a lock held alone, without metadata (lone.go): count unknown
 }
 
 // heldNow returns every lock with detector metadata that is held now,
-// by holder, ordered by lock ID. Locks get metadata when they are taken in
-// Order mode (or are named, or are part of a report). The per-goroutine
+// by holder, ordered by lock ID. Locks get metadata when they are nested
+// with another in Order mode (or are named, or are part of a report); Dump
+// adds the locks held alone from loneHeldNow. The per-goroutine
 // records of Order mode belong to their goroutines and are not read here.
 func heldNow() map[int64][]holding {
 	out := map[int64][]holding{}
@@ -103,7 +105,7 @@ func heldNow() map[int64][]holding {
 // to write, and who holds the lock in which mode, with the number of
 // readers; a reader waiting behind a writer that waits for readers to
 // leave is shown behind that writer, queued on the lock); in Order mode also every lock each goroutine holds, with
-// hold counts (read holds of locks with metadata are listed as such);
+// hold counts (none for a lock held alone, which has no detection state) (read holds of locks with metadata are listed as such);
 // while a wait timeout is set, every goroutine in a condvar.Cond wait (a
 // Monitor wait is one), with the Cond, the lock it is bound to, how long
 // the watchdog has seen it wait, and the locks it holds that have
@@ -134,6 +136,10 @@ func Dump(w io.Writer) {
 	var hd map[int64][]holding
 	if mode == Order {
 		hd = heldNow()
+		for _, lh := range loneHeldNow() {
+			hd[lh.g] = append(hd[lh.g], holding{lock: &LockInfo{Type: "*" + lh.k.Name, Addr: lh.addr, ReadWrite: lh.k.RW},
+				read: lh.read, alone: true})
+		}
 		for g := range hd {
 			want[g] = true
 		}
@@ -184,6 +190,10 @@ func Dump(w io.Writer) {
 			fmt.Fprintf(bw, "  goroutine %d%s holds:\n", g, state)
 			for _, h := range hd[g] {
 				switch {
+				case h.alone && h.read:
+					fmt.Fprintf(bw, "    %s for reading (taken alone: no detection state)\n", h.lock)
+				case h.alone:
+					fmt.Fprintf(bw, "    %s (taken alone: no detection state, hold count not tracked)\n", h.lock)
 				case h.read:
 					fmt.Fprintf(bw, "    %s for reading (readers: %d)\n", h.lock, h.lock.Readers)
 				case h.lock.ReadWrite:

@@ -1,6 +1,7 @@
 package detect_test
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,12 +52,59 @@ func TestFirstAcquisitionsAllocateNothingInCycles(t *testing.T) {
 	}
 }
 
+// TestFirstAcquisitionsAllocateNothingInOrder: in Order mode a fresh
+// lock taken alone gets no detection state (a lone record, see lone.go),
+// so its first acquisitions allocate nothing beyond the lock itself,
+// counted by testing.AllocsPerRun and by runtime.MemStats (the allocation
+// count is process-wide: the count of 200 runs stays at the locks' own);
+// and a lock taken alone after it was nested still allocates nothing.
+func TestFirstAcquisitionsAllocateNothingInOrder(t *testing.T) {
+	defer detect.Configure(detect.WithMode(detect.Order), detect.WithWaitTimeout(0))()
+	for _, c := range firstAcquisitions {
+		if c.name == "nested-pair" {
+			continue
+		}
+		assert.Equal(t, 1.0, testing.AllocsPerRun(100, c.run), c.name)
+		c.run() // warm
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		const runs = 200
+		for range runs {
+			c.run()
+		}
+		runtime.ReadMemStats(&after)
+		assert.LessOrEqual(t, after.Mallocs-before.Mallocs, uint64(runs+runs/20), "%s: MemStats.Mallocs over %d runs", c.name, runs)
+	}
+	// A lock nested once has its state; alone again, it costs nothing.
+	a, b := new(mutex.Mutex), new(mutex.Mutex)
+	a.Lock()
+	b.Lock()
+	b.Unlock()
+	a.Unlock()
+	assert.Zero(t, testing.AllocsPerRun(100, func() { a.Lock(); a.Unlock(); b.Lock(); b.Unlock() }))
+}
+
+// TestFirstNestingAllocates states what a fresh pair nested costs in Order
+// mode: beyond the two locks, the inner lock's state at the nesting and
+// the outer's at its release (one weak pointer each, core.Lock.Meta; the
+// slab of states is one allocation per fifteen locks), and nothing more
+// once both have it.
+func TestFirstNestingAllocates(t *testing.T) {
+	defer detect.Configure(detect.WithMode(detect.Order), detect.WithWaitTimeout(0))()
+	var pair func()
+	for _, c := range firstAcquisitions {
+		if c.name == "nested-pair" {
+			pair = c.run
+		}
+	}
+	assert.Equal(t, 4.0, testing.AllocsPerRun(100, pair))
+}
+
 // BenchmarkOrderFirstAcquisition reports what a fresh lock's first
 // acquisitions allocate in each mode, the lock itself included (allocs/op
-// 1, 2 for the nested pair, is nothing beyond it): Order mode makes the
-// lock's detection state on its first acquisition, whose weak pointer is
-// one allocation a lock (see core.Lock.Meta), and a slab of states every
-// fifteenth lock.
+// 1, 2 for the nested pair, is nothing beyond it): Order mode makes no
+// detection state for a lock taken alone (lone.go); a nesting makes both
+// locks' (see TestFirstNestingAllocates).
 //
 //	go test -run '^$' -bench OrderFirstAcquisition -benchtime 10000x ./detect
 func BenchmarkOrderFirstAcquisition(b *testing.B) {

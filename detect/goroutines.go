@@ -32,6 +32,8 @@ type gstate struct {
 	held []held
 	// checked is len(held) after the last staleness check (see drop).
 	checked int
+	// lone is the hold of a lock taken alone, without Meta (lone.go).
+	lone loneHold
 	// away counts the gstates of the goroutines whose home slot (see
 	// gtable) is this one that are kept elsewhere: in a later slot of
 	// their probe sequence, or in the overflow maps. A goroutine
@@ -254,9 +256,10 @@ func adopt(s *gstate, w, g int64) {
 }
 
 // leave ends g's use of s, which stays g's: idle if g holds nothing (n
-// is len(s.held), which the caller knows: a read less).
+// is len(s.held), which the caller knows: a read less; a lone record,
+// see lone.go, counts as a hold).
 func (s *gstate) leave(g int64, n int) {
-	if n > 0 {
+	if n > 0 || s.lone.addr != 0 {
 		s.w.Store(g)
 		return
 	}
@@ -274,6 +277,7 @@ func (s *gstate) free(g int64) {
 		s.held = s.held[:0]
 	}
 	s.checked = 0
+	s.dropLone()
 	h := home(g)
 	if s != h && overflowN.Load() != 0 {
 		sh := &overflow[uint64(g)%overflowShards]
@@ -389,6 +393,7 @@ func sweepTick(int) {
 // using right now, frees those left empty, and reports whether any gstate
 // is still claimed.
 func sweep() (claimed bool) {
+	var suspects []*gstate // holding a lone record alone, seen by an earlier sweep
 	visit := func(s *gstate) (freed bool) {
 		w := s.w.Load()
 		if w == 0 {
@@ -399,6 +404,19 @@ func sweep() (claimed bool) {
 			return false
 		}
 		s.drop(w &^ idleBit)
+		if s.loneStale() {
+			s.dropLone()
+		}
+		if s.lone.addr != 0 {
+			if len(s.held) == 0 && s.lone.swept {
+				suspects = append(suspects, s)
+			} else {
+				claimed = true
+			}
+			s.lone.swept = true
+			s.w.Store(w)
+			return false
+		}
 		if len(s.held) > 0 {
 			claimed = true
 			s.w.Store(w)
@@ -410,6 +428,7 @@ func sweep() (claimed bool) {
 	for i := range gtable {
 		visit(&gtable[i])
 	}
+	defer func() { claimed = sweepLone(suspects) || claimed }()
 	if overflowN.Load() == 0 {
 		return claimed
 	}

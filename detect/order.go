@@ -32,7 +32,8 @@ const (
 	// acquisition that can queue (Lock, LockContext, LockTimeout with a
 	// positive timeout), or held for writing while its goroutine took
 	// another lock (see validate). A TryLock alone never sets it: a
-	// writer that never queues holds out no reader.
+	// writer that never queues holds out no reader. A lock without Meta
+	// keeps it in its own word (core.Lock.OrSeen) until it gets one.
 	writeSeen = 2
 	// siteSeen: the lock's first-lock site is recorded (Meta.SetSiteOnce).
 	siteSeen = 4
@@ -47,12 +48,13 @@ const (
 // Monitor, or a read-write lock write-locked in Order mode.
 func written(m *core.Meta) bool { return !m.Class.RW || m.Flags.Load()&writeSeen != 0 }
 
-// Acquired records that g acquired l. The stack of the acquisition (a
-// walk of the frame pointers and a lookup in the depot, see capture) is
-// recorded, in the held record and for reports, only when the
-// acquisition is the first of its kind: the lock's first acquisition, its
-// first by a goroutine holding nothing, and an acquisition that adds an
-// edge. An acquisition along a known edge takes the stack recorded with
+// Acquired records that g acquired l. A lock without Meta taken by a
+// goroutine that holds nothing gets a lone record and nothing else
+// (lone.go). Otherwise the stack of the acquisition (a walk of the frame
+// pointers and a lookup in the depot, see capture) is recorded, in the
+// held record and for reports, only when the acquisition is the first of
+// its kind: the lock's first acquisition with Meta, its first by a
+// goroutine holding nothing, and an acquisition that adds an edge. An acquisition along a known edge takes the stack recorded with
 // the edge. Inversions are made of new edges, usually of new lock
 // instances, so the records a report needs are usually there.
 //
@@ -63,10 +65,14 @@ func written(m *core.Meta) bool { return !m.Class.RW || m.Flags.Load()&writeSeen
 // the lock's flags that it makes anyway (core.FlagGone is one of them).
 func (*engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) (report func()) {
 	m := l.PeekMeta() // inlined, unlike Meta
+	s := enter(g, true)
 	if m == nil {
+		if tryLone(s, l, k, g, try, false) {
+			return nil
+		}
 		m = l.Meta(k)
 	}
-	return acquire(l, k, m, g, try, false, false)
+	return acquire(s, l, k, m, g, try, false, false)
 }
 
 // AcquiredRW records that g acquired the read-write lock l (its writer
@@ -76,7 +82,10 @@ func (*engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) (report 
 // queue (try false) sets writeSeen and, if an edge is pending, looks for
 // the cycles it makes reportable.
 //
-// A read takes the Meta as Acquired does (a gone one is replaced in
+// A lock without Meta taken by a goroutine that holds nothing gets a lone
+// record and no Meta (lone.go); a write-lock that can queue then sets
+// writeSeen on the lock itself, which its Meta inherits. Otherwise a
+// read takes the Meta as Acquired does (a gone one is replaced in
 // acquire), a write through Meta, which replaces a gone one first, so
 // that writeSeen lands on the Meta the acquisition records. Each atomic
 // load left out is a call into the race runtime less under the race
@@ -85,31 +94,44 @@ func (*engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) (report 
 func (*engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) (report func()) {
 	late := false
 	var m *core.Meta
-	if read {
-		if k.Reentrant {
-			if rw := core.RWOf(l, k); rw.Writer() == g || rw.HoldsRead(g) > 1 {
-				return nil // re-entry: it waits for nobody
-			}
+	if read && k.Reentrant {
+		if rw := core.RWOf(l, k); rw.Writer() == g || rw.HoldsRead(g) > 1 {
+			return nil // re-entry: it waits for nobody
 		}
-		if m = l.PeekMeta(); m == nil {
-			m = l.Meta(k)
+	}
+	if m = l.PeekMeta(); m == nil && !read && !try && l.SeenFlags()&writeSeen == 0 {
+		l.OrSeen(writeSeen)
+		m = l.PeekMeta() // see OrSeen
+	}
+	s := enter(g, true)
+	if m == nil {
+		if tryLone(s, l, k, g, try, read) {
+			return nil
 		}
-	} else if m = l.Meta(k); !try && m.Flags.Load()&writeSeen == 0 {
+		m = l.Meta(k)
+	} else if !read {
+		m = l.Meta(k)
+	}
+	if !read && !try && m.Flags.Load()&writeSeen == 0 {
 		m.Flags.Or(writeSeen)
 		late = pendingN.Load() != 0
 	}
-	return acquire(l, k, m, g, try, read, late)
+	return acquire(s, l, k, m, g, try, read, late)
 }
 
 // acquire records g's acquisition of l, of class k, whose Meta is m (see
-// Acquired); late says that it is a read-write lock's first write-lock
-// with edges pending. It returns the delivery of the reports it found, or
-// nil.
-func acquire(l *core.Lock, k *core.Class, m *core.Meta, g int64, try, read, late bool) (report func()) {
-	s := enter(g, true)
+// Acquired); s is g's gstate, busy; late says that it is a read-write
+// lock's first write-lock with edges pending. It returns the delivery of
+// the reports it found, or nil.
+func acquire(s *gstate, l *core.Lock, k *core.Class, m *core.Meta, g int64, try, read, late bool) (report func()) {
 	// hs is s.held, read once: under the race detector each read of a
 	// field costs a call into the race runtime.
 	hs := s.held
+	lone := s.lone.addr != 0
+	if lone && s.lone.addr == m.Addr {
+		s.dropLone() // stale: the lock is taken again, so it was released unseen
+		lone = false
+	}
 	var (
 		known bool
 		miss  bool
@@ -119,8 +141,8 @@ func acquire(l *core.Lock, k *core.Class, m *core.Meta, g int64, try, read, late
 	if late {
 		liveAt(m) // before validate: its new edges look at livePending
 	}
-	if len(hs) > 0 && !try {
-		at, known, miss = nearest(hs, m)
+	if (len(hs) > 0 || lone) && !try {
+		at, known, miss = nearest(s, hs, m)
 	}
 	if !known { // else a known edge into m: m has its site, and at is the edge's
 		f := m.Flags.Load() // core's FlagGone with this package's bits: one load
@@ -128,7 +150,7 @@ func acquire(l *core.Lock, k *core.Class, m *core.Meta, g int64, try, read, late
 			m = l.Meta(k)
 			f = m.Flags.Load()
 		}
-		alone := len(hs) == 0
+		alone := len(hs) == 0 && !lone
 		if miss || f&siteSeen == 0 || alone && f&aloneSeen == 0 {
 			at = capture()
 			var set uint32 // the flags to set, in one atomic operation
@@ -163,15 +185,7 @@ func acquire(l *core.Lock, k *core.Class, m *core.Meta, g int64, try, read, late
 	if len(found) == 0 {
 		return nil
 	}
-	return func() {
-		var reports []*Report
-		for _, p := range found {
-			if r := orderReport(p); r != nil {
-				reports = append(reports, r)
-			}
-		}
-		deliverAll(reports)
-	}
+	return func() { deliverFound(found) }
 }
 
 // heldPCs returns where goroutine g acquired the lock with the given ID,
@@ -185,7 +199,7 @@ func heldPCs(g int64, id uint64) []uintptr {
 	}
 	defer s.w.Store(g)
 	for i := len(s.held) - 1; i >= 0; i-- {
-		if s.held[i].meta.ID == id {
+		if s.held[i].meta.ID == id { // a lone record has no stack: not found
 			if at := s.held[i].at; at != nil {
 				return at.pcs
 			}
@@ -213,14 +227,15 @@ func (h *held) passThrough() bool { return h.try || h.read && !written(h.meta) }
 func unwrittenWrite(h *held) bool { return !h.read && !written(h.meta) }
 
 // nearest looks up, lock-free, the edges into m from the nearest lock in
-// hs (a goroutine's held records) and the try-locked ones (and unwritten
-// read holds) above it. It reports whether one of them is missing; if
+// hs (the held records of s, a goroutine's, busy) and the try-locked ones
+// (and unwritten read holds) above it, and from s's lone lock when every
+// record passes through (see loneEdge). It reports whether one of them is missing; if
 // none is, it reports the nearest lock's edge known, with the stack
 // recorded with it. A record whose edge is missing may be stale:
 // validate, which the caller runs then, drops it, so it sends the
 // goroutine to validate once. (Checking here would cost every new edge a
 // load of the lock's weak pointer and owner more.)
-func nearest(hs []held, m *core.Meta) (at *stackRec, known, miss bool) {
+func nearest(s *gstate, hs []held, m *core.Meta) (at *stackRec, known, miss bool) {
 	for i := len(hs) - 1; i >= 0; i-- {
 		h := &hs[i]
 		hm := h.meta
@@ -235,14 +250,15 @@ func nearest(hs []held, m *core.Meta) (at *stackRec, known, miss bool) {
 			return a, true, false
 		}
 	}
-	return nil, false, false
+	return s.loneEdge(m)
 }
 
 // Released drops g's record of l. It finds the record by the lock's
 // address (Meta.Addr) rather than by l's Meta, which would cost an atomic
 // load more: two locks alive together have different addresses, and a
 // record whose lock was collected (another lock may be at its address
-// now) is stale, and dropped all the same.
+// now) is stale, and dropped all the same. A lone record (lone.go) is
+// found by its address too; its deferred edges enter the graph then.
 func (*engine) Released(l *core.Lock, g int64) {
 	s := enterHeld(g)
 	if s == nil {
@@ -259,10 +275,18 @@ func (*engine) Released(l *core.Lock, g int64) {
 			hs[last] = held{}
 			hs = hs[:last]
 			s.held = hs
-			break
+			s.leave(g, len(hs))
+			return
 		}
 	}
+	var found []pending
+	if s.lone.addr == a {
+		found = releaseLone(s, l, g)
+	}
 	s.leave(g, len(hs))
+	if found != nil {
+		deliverFound(found)
+	}
 }
 
 // ReleasedRW drops g's record of the read-write lock l once g holds it in
@@ -272,29 +296,46 @@ func (*engine) Released(l *core.Lock, g int64) {
 // release drops the record without asking the lock (see AcquiredRW).
 func (*engine) ReleasedRW(l *core.Lock, g int64, read bool) {
 	m := l.PeekMeta()
-	if m == nil {
-		return // never taken in Order mode
-	}
 	s := enterHeld(g)
 	if s == nil {
-		return
+		return // taken before Order mode was on
 	}
-	rw := core.RWOf(l, m.Class)
-	for i := len(s.held) - 1; i >= 0; i-- {
-		if s.held[i].meta != m {
-			continue
+	if m != nil {
+		rw := core.RWOf(l, m.Class)
+		for i := len(s.held) - 1; i >= 0; i-- {
+			if s.held[i].meta != m {
+				continue
+			}
+			switch {
+			case !m.Class.Reentrant:
+				s.remove(i)
+			case rw.Writer() == g:
+				// A read hold of the writer: still held for writing.
+			case rw.HoldsRead(g) > 0:
+				s.held[i].read = true
+			default:
+				s.remove(i)
+			}
+			s.leave(g, len(s.held))
+			return
 		}
+	}
+	var found []pending
+	if lh := &s.lone; lh.addr == uintptr(unsafe.Pointer(l)) {
+		rw := core.RWOf(l, lh.class)
 		switch {
-		case !m.Class.Reentrant:
-			s.remove(i)
+		case !lh.class.Reentrant:
+			found = releaseLone(s, l, g)
 		case rw.Writer() == g:
 			// A read hold of the writer: still held for writing.
 		case rw.HoldsRead(g) > 0:
-			s.held[i].read = true
+			lh.read = true
 		default:
-			s.remove(i)
+			found = releaseLone(s, l, g)
 		}
-		break
 	}
 	s.leave(g, len(s.held))
+	if found != nil {
+		deliverFound(found)
+	}
 }

@@ -122,9 +122,11 @@ func newPending(path []*edge, closing *edge) pending {
 // validate adds the missing edges into m from the nearest lock s holds and
 // from the ones above it it passes through (see passThrough; m acquired
 // for reading if read), and returns the cycles any of them closes. s is
-// g's gstate, busy.
+// g's gstate, busy. The edge from s's lone lock (lone.go), reached when
+// every record passes through, is deferred to that lock's release.
 func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found []pending) {
 	var wrote []*core.Meta
+	bottom := true // every record passes through: the lone lock is next
 	graphMu.Lock()
 	to := nodeOf(m)
 	addNode(to, false)
@@ -160,10 +162,14 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found 
 			link(e)
 		}
 		if !h.passThrough() {
+			bottom = false
 			break
 		}
 	}
 	graphMu.Unlock()
+	if bottom && s.lone.addr != 0 {
+		s.deferEdge(m, at, read)
+	}
 	if wrote != nil {
 		found = wroteUnder(found, wrote, g)
 	}

@@ -63,14 +63,16 @@ func checkSite(t *testing.T, got []runtime.Frame, first string, at siteCall) {
 	assert.Equal(t, key(at.below), key(got[i+1:]))
 }
 
-// TestSitesSkipTheLibrarysFrames: the first-lock site and the held
-// record start at core.Acquired (capture leaves out itself, acquire and
+// TestSitesSkipTheLibrarysFrames: the first-lock site (of a lock first
+// taken while another is held) and the held record start at core.Acquired (capture leaves out itself, acquire and
 // engine.Acquired), the wait sites at the lock core's entry (acquireDeadline
 // and its caller left out, or noteSite and two callers), and the frames
 // below are the user's as runtime.Callers gives them.
 func TestSitesSkipTheLibrarysFrames(t *testing.T) {
 	detecttest.Configure(t, detect.WithMode(detect.Order))
-	var a, b mutex.Mutex
+	var o, a, b mutex.Mutex
+	o.Lock() // a lock taken alone records no site: a and b are nested
+	defer o.Unlock()
 	atA := lockAt(a.Lock)
 	atB := lockAt(b.Lock)
 	first, _ := detect.SiteFrames(&a)

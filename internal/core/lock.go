@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/locksmith-go/locksmith/internal/compat"
 )
 
 // Lock is an owner-tracking lock word plus a queue of parked waiters.
@@ -103,7 +105,21 @@ type Lock struct {
 	// Dump: written only by the holder (SetExtraHolds), read by anyone
 	// (ExtraHolds). It is 0 whenever the lock is free or held once.
 	extra atomic.Int32
+	// seen holds the engine's Meta flags for a lock that has no Meta yet
+	// (SeenFlags, OrSeen); a Meta made for the lock gets them. It fills
+	// padding after extra: the struct's size is unchanged.
+	seen compat.Uint32
 }
+
+// SeenFlags returns the flags OrSeen has set on l.
+func (l *Lock) SeenFlags() uint32 { return l.seen.Load() }
+
+// OrSeen sets flags f on l, for a lock that may have no Meta: the Meta
+// made for it later gets them in its Flags (see Lock.Meta). A caller
+// that saw no Meta before calling OrSeen must look again after it
+// (PeekMeta) and set f on the Meta it finds there: newMeta copies the
+// flags after it publishes its Meta, so one of the two sees the other.
+func (l *Lock) OrSeen(f uint32) { l.seen.Or(f) }
 
 // SetExtraHolds publishes the holder's hold count beyond the first, n,
 // if the lock has detection metadata (only such locks appear in Dump).

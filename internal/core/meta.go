@@ -166,6 +166,9 @@ func (l *Lock) newMeta(k *Class) *Meta {
 		if !l.meta.CompareAndSwap(old, m) {
 			continue
 		}
+		if f := l.seen.Load(); f != 0 { // after the CompareAndSwap: see OrSeen
+			m.Flags.Or(f)
+		}
 		if old != nil {
 			if ol := old.lost.Load(); ol != nil {
 				ol.mu.Lock()

@@ -55,8 +55,9 @@ func (p project) String() string { return p.Module + "@" + p.Version }
 //
 // ttlcache and go-cache are not among the default. ttlcache's
 // Test_Cache_Get counts the allocations of one Get on a new cache, and
-// fails in Order mode, where the first acquisitions of a lock allocate
-// its detection state (the rest of its suite can be measured with -skip
+// fails in Order mode: that Get is the first to take an item's lock
+// under the cache's, and the first nesting of two locks makes their
+// detection state (the rest of its suite can be measured with -skip
 // '^Test_Cache_Get$'); its suite also depends on timings of a few hundred
 // milliseconds and on goroutines having stopped by its end (goleak), and
 // fails now and then on a loaded machine, unconverted too. go-cache's

@@ -8,6 +8,7 @@ import (
 
 	"github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/monitor"
+	"github.com/locksmith-go/locksmith/mutex"
 )
 
 // TestCheckDetectorIdleSeesHeldLock checks that the end-of-round check of
@@ -18,6 +19,7 @@ func TestCheckDetectorIdleSeesHeldLock(t *testing.T) {
 	var an anomalies
 	r := newRound(Config{}, 0, &an)
 	var m monitor.Monitor
+	detect.SetName(&m, "m") // detection state: Dump counts its holds
 	m.Lock()
 	m.Lock()
 	r.checkDetectorIdle()
@@ -30,4 +32,18 @@ func TestCheckDetectorIdleSeesHeldLock(t *testing.T) {
 	r.checkDetectorIdle()
 	items, _ = an.list()
 	assert.Len(t, items, 1, "a released lock is still listed")
+
+	// A lock held alone, which has no detection state, is listed too.
+	var alone mutex.Mutex
+	alone.Lock()
+	r.checkDetectorIdle()
+	alone.Unlock()
+	items, _ = an.list()
+	if assert.Len(t, items, 2) {
+		assert.Contains(t, items[1], "*mutex.Mutex", items[1])
+		assert.Contains(t, items[1], "taken alone", items[1])
+	}
+	r.checkDetectorIdle()
+	items, _ = an.list()
+	assert.Len(t, items, 2, "a released lock is still listed")
 }
