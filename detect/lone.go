@@ -47,8 +47,8 @@ import (
 // ever taken alone needs, is not recorded on the lone path (capture
 // allocates for a call site seen for the first time); a lock that gets
 // its Meta at a lone release has, as that site and as where its deferred
-// edges' goroutine held it, the lock's holder PC (one frame; a read hold
-// keeps none).
+// edges' goroutine held it, the lock's holder PC (one frame; for a read
+// hold, its reader slot's PC, kept in the record when it is made).
 //
 // A lone record has no lock to ask whether it still holds the lock (see
 // held.stale). It is stale once Order mode has been left since it was
@@ -65,6 +65,10 @@ type loneHold struct {
 	epoch uint32
 	read  bool // held for reading
 	try   bool // taken by TryLock or TryRLock
+	// pc is where a read hold was taken, from the lock's reader slot
+	// (core.RWLock.ReaderPC), which the release has cleared by the time
+	// the edges are added; a write hold's is the lock's holder PC.
+	pc uintptr
 	// wrote: a TryLock write hold under which the goroutine took another
 	// lock, which counts as a write-lock (see writeSeen) once the lock has
 	// a Meta.
@@ -103,9 +107,13 @@ func tryLone(s *gstate, l *core.Lock, k *core.Class, g int64, try, read bool) bo
 	if len(s.held) != 0 || s.lone.addr != 0 && s.lone.addr != a {
 		return false
 	}
+	var pc uintptr
+	if read {
+		pc = holdPC(l, k, g, true)
+	}
 	defs := s.lone.defs
 	clear(defs)
-	s.lone = loneHold{addr: a, class: k, epoch: orderEpoch.Load(), read: read, try: try, defs: defs[:0]}
+	s.lone = loneHold{addr: a, class: k, epoch: orderEpoch.Load(), read: read, try: try, pc: pc, defs: defs[:0]}
 	s.leave(g, len(s.held)+1)
 	return true
 }
@@ -170,16 +178,16 @@ func releaseLone(s *gstate, l *core.Lock, g int64) (found []pending) {
 		m.Flags.Or(writeSeen) // no edge leads into m yet: no pending cycle
 	}
 	var fromAt *stackRec
+	// Where g took the lock: its holder PC, or the reader slot's PC kept
+	// in the record.
+	pc := lh.pc
 	if !lh.read {
-		if pc := l.HolderPC(); pc != 0 {
-			// An fpstack record of no frame to skip and the return PC; the
-			// 0 after it makes the runtime expand the calls inlined there
-			// (see core.PCFrame).
-			fromAt = intern([]uintptr{0, pc, 0})
-			if m.Flags.Load()&siteSeen == 0 {
-				m.SetSiteOnce(&fromAt.pcs)
-				m.Flags.Or(siteSeen)
-			}
+		pc = l.HolderPC()
+	}
+	if fromAt = pcRec(pc); fromAt != nil {
+		if m.Flags.Load()&siteSeen == 0 {
+			m.SetSiteOnce(&fromAt.pcs)
+			m.Flags.Or(siteSeen)
 		}
 	}
 	if len(lh.defs) != 0 {
