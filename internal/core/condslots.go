@@ -1,6 +1,7 @@
 package core
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -109,9 +110,15 @@ type condCond struct {
 	sl   uintptr                               // the offset of its CondSlots
 }
 
+// condConds lists the Conds with registered ticket waits. The watchdog's
+// reads forget the collected ones (see condSlotWaits), and so does
+// WatchCondSlots each time the list has doubled since it last did, so
+// that without reads (no wait timeout set any more) the list stays
+// within twice the Conds alive.
 var condConds struct {
-	mu  sync.Mutex
-	all []condCond
+	mu      sync.Mutex
+	all     []condCond
+	pruneAt int
 }
 
 // WatchCondSlots adds the Cond w points to, which t describes, to the
@@ -127,6 +134,11 @@ func WatchCondSlots[T any](w compat.Weak[T], t *CondTag, nlOff, slotsOff uintptr
 	e := condCond{tag: t, nl: nlOff, sl: slotsOff,
 		load: func(off uintptr, words []int64) bool { return rt.WeakLoad(w, off, words) }}
 	condConds.mu.Lock()
+	if len(condConds.all) >= condConds.pruneAt {
+		var w [1]int64
+		condConds.all = slices.DeleteFunc(condConds.all, func(e condCond) bool { return !e.load(e.nl, w[:]) })
+		condConds.pruneAt = max(2*len(condConds.all), 64)
+	}
 	condConds.all = append(condConds.all, e)
 	condConds.mu.Unlock()
 	return true

@@ -146,7 +146,8 @@ func TestCondSlots(t *testing.T) {
 }
 
 // TestCondSlotsCollected: the list of Conds holds them weakly: a Cond
-// nothing else reaches is collected, and the next read forgets it.
+// nothing else reaches is collected, and the next read forgets it, as
+// does the next listing of a Cond once the list has grown enough.
 func TestCondSlotsCollected(t *testing.T) {
 	c, tag := newSlotCond(t)
 	tk := c.take()
@@ -156,5 +157,17 @@ func TestCondSlotsCollected(t *testing.T) {
 	runtime.GC()
 	runtime.GC()
 	assert.Empty(t, slotWaits(tag))
-	assert.False(t, listed(tag), "a collected Cond is forgotten")
+	assert.False(t, listed(tag), "a collected Cond is forgotten by a read")
+
+	_, tag = newSlotCond(t) // collectable at once
+	runtime.GC()
+	runtime.GC()
+	require.True(t, listed(tag))
+	condConds.mu.Lock()
+	condConds.pruneAt = 0 // as if the list had doubled
+	condConds.mu.Unlock()
+	c2, tag2 := newSlotCond(t)
+	assert.False(t, listed(tag), "a collected Cond is forgotten by a listing")
+	assert.True(t, listed(tag2))
+	runtime.KeepAlive(c2)
 }
