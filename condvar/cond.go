@@ -154,9 +154,10 @@ type Cond struct {
 	// keepTicketOrMove): Signal and Broadcast choose them as they would
 	// have chosen the ticket, by setting their pre.
 	nl     rt.NotifyList
-	skip   []uint32  // guarded by mu
-	bhi    uint32    // guarded by mu
-	movers []*waiter // guarded by mu
+	watch  core.CondSlots // the registered ticket waits (see condwait.go)
+	skip   []uint32       // guarded by mu
+	bhi    uint32         // guarded by mu
+	movers []*waiter      // guarded by mu
 
 	// tick is what a ticket waiter checks, with one load before and one
 	// after it takes its ticket: bit 0 (tickQueued) is set while the
@@ -195,6 +196,7 @@ type binding struct {
 	lkClass *core.Class
 	typ     string
 	tag     atomic.Pointer[core.CondTag] // made by the first registered wait
+	slots   atomic.Bool                  // set once the Cond's watch slots are read (see newTag)
 }
 
 // New returns a Cond bound to l, as &Cond{L: l} is.
@@ -365,11 +367,11 @@ func (c *Cond) Wait() {
 				return
 			}
 			phase := ticketReleasing
-			reg := c.beginWait(b)
+			reg := c.beginTicket(b, t)
 			defer func() {
 				if phase != ticketDone {
 					if phase == ticketReleasing {
-						endWait(reg)
+						c.dropTicket(reg, t)
 					}
 					c.ticketFailed(phase, t, s, true)
 				}
@@ -382,7 +384,7 @@ func (c *Cond) Wait() {
 			}
 			phase = ticketRetaking
 			rt.NotifyListWait(&c.nl, t)
-			endWait(reg)
+			endTicket(reg)
 			c.raceAcquire()
 			if cl != nil {
 				cl.Restore(holds)

@@ -61,3 +61,10 @@ func SetExpireHook(f func(c *Cond)) (reset func()) {
 // TicketPath reports whether untimed waits outside bubbles may take a
 // ticket (not when built with -tags purego).
 const TicketPath = ticketPath
+
+// SlotWaits returns the number of waits registered in c's own slots (see
+// condwait.go), and whether c's first registered wait listed c for them.
+func SlotWaits(c *Cond) (n int, listed bool) {
+	b := c.b.Load()
+	return c.watch.Waiting(&c.nl), b != nil && b.slots.Load()
+}

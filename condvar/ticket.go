@@ -90,11 +90,11 @@ func (c *Cond) notified() uint32 { return atomic.LoadUint32(&c.nl.Notify) }
 // waiter there was (sync.Cond's rule for what a wakeup covers).
 func (c *Cond) waitTicket(b *binding, t uint32, s uint64, pass bool) {
 	phase := ticketReleasing
-	reg := c.beginWait(b)
+	reg := c.beginTicket(b, t)
 	defer func() {
 		if phase != ticketDone {
 			if phase == ticketReleasing {
-				endWait(reg)
+				c.dropTicket(reg, t)
 			}
 			c.ticketFailed(phase, t, s, pass)
 		}
@@ -102,7 +102,7 @@ func (c *Cond) waitTicket(b *binding, t uint32, s uint64, pass bool) {
 	holds := c.release(b)
 	phase = ticketRetaking
 	rt.NotifyListWait(&c.nl, t)
-	endWait(reg)
+	endTicket(reg)
 	c.raceAcquire()
 	c.restore(b, holds)
 	phase = ticketDone

@@ -19,18 +19,21 @@ import (
 // found by Go's goroutine leak profile, and so are the goroutines blocked
 // on a lock it holds.
 //
-// A registration is on every Cond wait's path, so it is kept to a few
-// atomic operations on a cache line of the goroutine's own (its home slot
-// in a table, by goroutine ID, probed linearly), and takes no time stamp:
+// A registration is on every Cond wait's path, so it takes no time stamp:
 // reading the clock costs more than the rest of it together on some
 // machines (see BenchmarkCondPingPongRatio in package condvar). The
 // watchdog learns how long a wait has lasted from the scan that first saw
-// it (see Epoch). Goroutines beyond what the table holds go to a map
-// under a mutex.
+// it (see Epoch). A wait on a ticket of the Cond's notify list, the
+// common untimed wait, is registered in the Cond itself (see
+// condslots.go). Every other wait, and a ticket wait that finds the
+// Cond's slots taken, is registered here, with a few atomic operations on
+// a cache line of the goroutine's own (its home slot in a table, by
+// goroutine ID, probed linearly). Goroutines beyond what the table holds
+// go to a map under a mutex.
 //
 // Rejected alternatives: a field in the waiter record (ticket waits, the
-// common case, have none, and the watchdog would have to find every Cond
-// to read their queues); the map of lock waiters' form for every wait,
+// common case, have none, and the watchdog would have to lock each Cond
+// to read its queue); the map of lock waiters' form for every wait,
 // with a time stamp (it doubled a Signal-Wait round trip's cost in
 // BenchmarkCondPingPongRatio).
 
@@ -85,8 +88,9 @@ type CondWaitInfo struct {
 	G   int64
 	Tag *CondTag
 	// Epoch tells successive waits of G apart: two snapshots of G's wait
-	// with the same Epoch are of one wait. (A slot's count, the slot, and
-	// whether the wait is in the map.)
+	// with the same Epoch are of one wait. (A table slot's count and the
+	// slot, the map's count, or a ticket wait's ticket and Cond; the low
+	// two bits tell the three apart.)
 	Epoch uint64
 }
 
@@ -142,11 +146,16 @@ func (s *condSlot) read(idx int) (CondWaitInfo, bool) {
 	if t == nil || s.g.Load() != g || s.epoch.Load() != ep {
 		return CondWaitInfo{}, false // being registered or ended
 	}
-	return CondWaitInfo{G: g, Tag: t, Epoch: ep<<9 | uint64(idx)<<1}, true
+	return CondWaitInfo{G: g, Tag: t, Epoch: ep<<10 | uint64(idx)<<2}, true
 }
 
 // CondWaitOf returns g's Cond wait, if g is parked in one.
 func CondWaitOf(g int64) (CondWaitInfo, bool) {
+	for _, ci := range condSlotWaits(nil) {
+		if ci.G == g {
+			return ci, true
+		}
+	}
 	h := uint64(g)
 	for i := range uint64(condProbes) {
 		j := int((h + i) % condSlots)
@@ -160,11 +169,14 @@ func CondWaitOf(g int64) (CondWaitInfo, bool) {
 	condOver.mu.Lock()
 	e, ok := condOver.m[g]
 	condOver.mu.Unlock()
-	return CondWaitInfo{G: g, Tag: e.tag, Epoch: e.epoch<<1 | 1}, ok
+	return CondWaitInfo{G: g, Tag: e.tag, Epoch: e.epoch<<2 | 1}, ok
 }
 
 // CondWaiting calls f for every goroutine parked in a Cond wait.
 func CondWaiting(f func(CondWaitInfo)) {
+	for _, ci := range condSlotWaits(nil) {
+		f(ci)
+	}
 	for i := range condTable {
 		if ci, ok := condTable[i].read(i); ok {
 			f(ci)
@@ -176,7 +188,7 @@ func CondWaiting(f func(CondWaitInfo)) {
 	condOver.mu.Lock()
 	all := make([]CondWaitInfo, 0, len(condOver.m))
 	for g, e := range condOver.m {
-		all = append(all, CondWaitInfo{G: g, Tag: e.tag, Epoch: e.epoch<<1 | 1})
+		all = append(all, CondWaitInfo{G: g, Tag: e.tag, Epoch: e.epoch<<2 | 1})
 	}
 	condOver.mu.Unlock()
 	for _, ci := range all {

@@ -35,6 +35,10 @@
 //   - pointer.go: Pointer, an atomic pointer without checkptr's cost;
 //   - site.go: the size of a recorded wait site;
 //   - waits.go: the registry of blocked goroutines;
+//   - condwaits.go: the registry of goroutines parked in Cond waits, and
+//     its table for the waits not registered in their Cond;
+//   - condslots.go: a Cond's own registration of its ticket waits, and
+//     the weak list of Conds through which the watchdog reads them;
 //   - cycles.go: the wait-for walk that finds deadlocks, and its Hops;
 //   - exited.go: the check that fails a wait whose holder has exited;
 //   - adapter.go: how condvar and detect see inside a lock of another package;

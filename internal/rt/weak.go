@@ -48,6 +48,10 @@ func setupWeak(w io.Writer) bool {
 	return ok
 }
 
+// WeakPeeks reports whether WeakCleared and WeakLoad read the runtime's
+// handle, making nothing reachable, rather than calling Value.
+func WeakPeeks() bool { return weakPeek }
+
 // handleOf returns the handle of the weak.Pointer at p.
 func handleOf(p unsafe.Pointer) unsafe.Pointer { return *(*unsafe.Pointer)(p) }
 

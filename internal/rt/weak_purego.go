@@ -19,3 +19,8 @@ func WeakCleared[T any](p compat.Weak[T]) bool { return p.Value() == nil }
 func WeakLoad[T any](p compat.Weak[T], off uintptr, words []int64) bool {
 	return weakLoadValue(p, off, words)
 }
+
+// WeakPeeks reports whether WeakCleared and WeakLoad read the runtime's
+// handle, making nothing reachable: never built with purego or before
+// go1.24, where they call Value.
+func WeakPeeks() bool { return false }
