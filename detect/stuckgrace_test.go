@@ -102,7 +102,7 @@ func TestVerifyNoneReportsStuckCondWaiter(t *testing.T) {
 		var mu mutex.Mutex
 		detect.SetName(&mu, "state")
 		c := condvar.New(&mu)
-		ready := false
+		ready, registered := false, false
 		var waiter *testutil.Proc
 		if signalled {
 			onFirstPoll(t, func() {
@@ -121,10 +121,15 @@ func TestVerifyNoneReportsStuckCondWaiter(t *testing.T) {
 				mu.Unlock()
 			})
 			g := waiter.ID(t)
-			for !detect.InCondWait(g) {
-				runtime.Gosched()
+			// Bounded, so that a wait never registered fails with its
+			// cause rather than as a hang of play.
+			for end := time.Now().Add(10 * time.Second); time.Now().Before(end); runtime.Gosched() {
+				if registered = detect.InCondWait(g); registered {
+					break
+				}
 			}
 		})
+		require.True(t, registered, "goroutine %d never showed in a Cond wait", waiter.G)
 		errs := ft.Errors()
 		if !signalled {
 			mu.Lock()
