@@ -55,3 +55,15 @@ func addMeta(m *Meta) {
 // drainMetas moves the Metas addMeta left aside into the registry's
 // list, under metas.mu: none outside race builds.
 func drainMetas() {}
+
+// addCondCond lists a Cond for the watchdog's reads of its CondSlots.
+func addCondCond(e condCond) {
+	condConds.mu.Lock()
+	pruneCondConds()
+	condConds.all = append(condConds.all, e)
+	condConds.mu.Unlock()
+}
+
+// drainCondConds moves the Conds addCondCond left aside into the list,
+// under condConds.mu: none outside race builds.
+func drainCondConds() {}

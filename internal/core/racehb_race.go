@@ -214,3 +214,68 @@ func drainMetas() {
 		metas.all.Append(metaEntry{stack[i].lock, stack[i]})
 	}
 }
+
+// A Cond's first registered ticket wait lists the Cond (WatchCondSlots)
+// as a lock's first park registers its Meta: in race builds on a stack
+// hidden from the race detector, which the next reader of the list
+// drains under condConds.mu. Each node publishes its entry to that reader
+// alone (ready). The adder that finds the stack past the list's pruning
+// point starts a goroutine to drain and prune it, so that the list stays
+// bounded without reads; that goroutine is ordered after the adder, never
+// before another.
+type condNode struct {
+	e     condCond
+	next  atomic.Pointer[condNode]
+	ready atomic.Bool
+}
+
+var (
+	condPending  atomic.Pointer[condNode]
+	condPendingN atomic.Int64 // nodes pushed since the pruning goroutine last ran
+	condPruneAt  atomic.Int64 // condConds.pruneAt, for the adders
+)
+
+func addCondCond(e condCond) {
+	n := &condNode{e: e}
+	n.ready.Store(true)
+	RaceHide()
+	for {
+		old := condPending.Load()
+		n.next.Store(old)
+		if condPending.CompareAndSwap(old, n) {
+			break
+		}
+	}
+	prune := condPendingN.Add(1) == max(condPruneAt.Load(), 64)
+	RaceShow()
+	if prune {
+		go func() {
+			lockCondConds()
+			condConds.mu.Unlock()
+		}()
+	}
+}
+
+// drainCondConds moves the Conds addCondCond left aside into the list,
+// in the order they were added, and prunes it; condConds.mu is held.
+func drainCondConds() {
+	RaceHide()
+	n := condPending.Swap(nil)
+	condPendingN.Store(0)
+	RaceShow()
+	var stack []*condNode
+	for n != nil {
+		stack = append(stack, n)
+		RaceHide()
+		n = n.next.Swap(nil)
+		RaceShow()
+	}
+	for i := len(stack) - 1; i >= 0; i-- {
+		stack[i].ready.Load() // acquires what its adder wrote
+		pruneCondConds()
+		condConds.all = append(condConds.all, stack[i].e)
+	}
+	RaceHide()
+	condPruneAt.Store(int64(condConds.pruneAt))
+	RaceShow()
+}

@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/locksmith-go/locksmith/condvar"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
@@ -33,6 +34,8 @@ func TestMain(m *testing.M) {
 var shapes = map[string]func(){
 	"park":   func() { parkShape(false) },
 	"synced": func() { parkShape(true) },
+	"cond":   func() { condShape(false) },
+	"condok": func() { condShape(true) },
 }
 
 // y is what the shape's two goroutines race on.
@@ -125,6 +128,55 @@ func parkB(l *mutex.Mutex, held, goB *signal, done chan struct{}, synced bool) {
 	_ = y
 }
 
+// condShape is parkShape with Cond waits: A writes y and waits on c1
+// (bound to l1); once A is parked, B waits on c2 (bound to l2); once B is
+// parked, s1 signals c1 and s2 signals c2, and B reads y after its wait.
+// Each Cond has a signaller of its own, so that nothing but the library
+// could order A before B; if synced, a channel does.
+func condShape(synced bool) {
+	var l1, l2 mutex.Mutex
+	c1, c2 := condvar.New(&l1), condvar.New(&l2)
+	var goB, release signal
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	signaller := func(c *condvar.Cond) {
+		defer wg.Done()
+		release.wait()
+		c.Signal()
+	}
+	wg.Add(4)
+	go signaller(c1)
+	go signaller(c2)
+	go func() { defer wg.Done(); condA(&l1, c1, done) }()
+	go func() { defer wg.Done(); condB(&l2, c2, &goB, done, synced) }()
+	awaitParked("racehb.condA")
+	goB.set()
+	awaitParked("racehb.condB")
+	release.set()
+	wg.Wait()
+}
+
+//go:noinline
+func condA(l *mutex.Mutex, c *condvar.Cond, done chan struct{}) {
+	l.Lock()
+	y = 1
+	close(done)
+	c.Wait()
+	l.Unlock()
+}
+
+//go:noinline
+func condB(l *mutex.Mutex, c *condvar.Cond, goB *signal, done chan struct{}, synced bool) {
+	goB.wait()
+	l.Lock()
+	c.Wait()
+	l.Unlock()
+	if synced {
+		<-done
+	}
+	_ = y
+}
+
 // races runs shape in a child process in the given detection mode and
 // returns how many data races the child reported.
 func races(t *testing.T, shape, mode string) int {
@@ -164,6 +216,27 @@ func TestParkSyncedNoRace(t *testing.T) {
 	for _, mode := range []string{"off", "cycles", "order"} {
 		if n := races(t, "synced", mode); n != 0 {
 			t.Errorf("synced shape in %s mode: %d data races reported, want 0", mode, n)
+		}
+	}
+}
+
+// TestCondWaitOrdersNoOtherCond: the same for two goroutines that park
+// in waits on different Conds, each the first wait of its Cond, in every
+// mode.
+func TestCondWaitOrdersNoOtherCond(t *testing.T) {
+	for _, mode := range []string{"off", "cycles", "order"} {
+		if n := races(t, "cond", mode); n != 1 {
+			t.Errorf("cond shape in %s mode: %d data races reported, want 1", mode, n)
+		}
+	}
+}
+
+// TestCondWaitSyncedNoRace: with the two ordered by a channel, the Cond
+// shape reports no race.
+func TestCondWaitSyncedNoRace(t *testing.T) {
+	for _, mode := range []string{"off", "cycles", "order"} {
+		if n := races(t, "condok", mode); n != 0 {
+			t.Errorf("condok shape in %s mode: %d data races reported, want 0", mode, n)
 		}
 	}
 }
