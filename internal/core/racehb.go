@@ -10,8 +10,10 @@ package core
 func RaceHide() {}
 func RaceShow() {}
 
-func raceReleaseMeta(m *Meta) {}
-func raceAcquireMeta(m *Meta) {}
+func raceReleaseMeta(m *Meta)   {}
+func raceAcquireMeta(m *Meta)   {}
+func raceReleaseTag(t *CondTag) {}
+func raceAcquireTag(t *CondTag) {}
 
 // table is one shard's registered waits, by goroutine ID.
 type table struct{ m map[int64]entry }

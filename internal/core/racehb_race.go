@@ -13,12 +13,14 @@ import (
 // The detector orders two goroutines that meet in a synchronization
 // event: a sync/atomic operation, a sync.Mutex, a channel. Every park
 // on one of our locks registers its wait (waits.go) and may give its
-// lock a Meta (meta.go), and both go through package-level structures;
-// had those used ordinary synchronization, every goroutine that parked
-// would be ordered after every goroutine that parked before it on any
-// lock, and a real data race between two of them would go unreported.
-// A sync.Mutex's waiters meet only in the runtime's semaphore tables,
-// which the detector does not see, and in the mutex's own state word.
+// lock a Meta (meta.go), and a Cond wait registers in the table of
+// condwaits.go and lists its Cond (condslots.go), all package-level
+// structures; had those used ordinary synchronization, every goroutine
+// that parked would be ordered after every goroutine that parked before
+// it on any lock, and a real data race between two of them would go
+// unreported. A sync.Mutex's waiters meet only in the runtime's
+// semaphore tables, which the detector does not see, and in the
+// mutex's own state word.
 //
 // So, in race builds, the registries' synchronization is hidden from the
 // detector (RaceHide and RaceShow, around each hold of a shard's or the
@@ -50,6 +52,12 @@ func raceReleaseMeta(m *Meta) {
 	runtime.RaceDisable()
 }
 func raceAcquireMeta(m *Meta) { runtime.RaceAcquire(unsafe.Pointer(m)) }
+
+// raceReleaseTag and raceAcquireTag are the same for a Cond wait's entry
+// in the table of condwaits.go, on its CondTag, which only the Cond's
+// waits register.
+func raceReleaseTag(t *CondTag) { runtime.RaceReleaseMerge(unsafe.Pointer(t)) }
+func raceAcquireTag(t *CondTag) { runtime.RaceAcquire(unsafe.Pointer(t)) }
 
 // table is one shard's registered waits, by goroutine ID: open
 // addressing with linear probing, every access uninstrumented (see
