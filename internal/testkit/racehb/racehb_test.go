@@ -41,8 +41,10 @@ var shapes = map[string]func(){
 	"condok":  func() { condShape(true, false) },
 	"condq":   func() { condShape(false, true) },
 	"condqok": func() { condShape(true, true) },
-	"slot":    func() { slotShape(false) },
-	"slotok":  func() { slotShape(true) },
+	"slot":    func() { slotShape(false, core.CondTableSize) },
+	"slotok":  func() { slotShape(true, core.CondTableSize) },
+	"dom":     func() { slotShape(false, core.DomCacheSize) },
+	"domok":   func() { slotShape(true, core.DomCacheSize) },
 }
 
 // y is what the shape's two goroutines race on.
@@ -208,10 +210,11 @@ func gid() int64 {
 // slotShape: A writes y, then waits on c1 with a timeout (a queued wait,
 // registered in the registry's table of Cond waits) and is signalled;
 // once A's wait is over, B, a goroutine whose ID takes A's slot of the
-// table (the same ID modulo the table's size), waits on c2 the same way,
-// is signalled and reads y. If synced, a channel orders A's write before
-// B's read.
-func slotShape(synced bool) {
+// table (the same ID modulo mod, the table's size), waits on c2 the same
+// way, is signalled and reads y. If synced, a channel orders A's write
+// before B's read. With mod the size of the domain cache (a multiple of
+// the table's), B also takes A's slot of that cache.
+func slotShape(synced bool, mod int64) {
 	var l1, l2 mutex.Mutex
 	c1, c2 := condvar.New(&l1), condvar.New(&l2)
 	var aDone signal
@@ -236,14 +239,14 @@ func slotShape(synced bool) {
 		// that reuses its slot, and then misses the race.
 		<-finish
 	}()
-	target := <-ga % core.CondTableSize
+	target := <-ga % mod
 	aDone.wait()
 	for {
 		var picked, verdict signal
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if gid()%core.CondTableSize != target {
+			if gid()%mod != target {
 				verdict.set()
 				<-finish // not exited, for the same reason as A
 				return
@@ -297,12 +300,13 @@ var racy = []struct {
 	{"cond", []string{"off", "cycles"}},
 	{"condq", []string{"off", "cycles"}},
 	{"slot", []string{"cycles"}}, // off registers no Cond wait
+	{"dom", []string{"off", "cycles"}},
 }
 
 // TestWaitsOrderNoOtherLock: two goroutines that park on different locks,
 // or wait on different Conds, or one after the other in the same slot
-// of the table of Cond waits, are not ordered by the race detector, so
-// the race between them is reported once.
+// of the table of Cond waits or of the domain cache, are not ordered by
+// the race detector, so the race between them is reported once.
 func TestWaitsOrderNoOtherLock(t *testing.T) {
 	for _, c := range racy {
 		for _, mode := range c.modes {
@@ -316,7 +320,7 @@ func TestWaitsOrderNoOtherLock(t *testing.T) {
 // TestSyncedNoRace: with the two goroutines ordered by a channel, the
 // same shapes report no race, in every mode.
 func TestSyncedNoRace(t *testing.T) {
-	for _, shape := range []string{"synced", "condok", "condqok", "slotok"} {
+	for _, shape := range []string{"synced", "condok", "condqok", "slotok", "domok"} {
 		for _, mode := range []string{"off", "cycles", "order"} {
 			if n := races(t, shape, mode); n != 0 {
 				t.Errorf("%s shape in %s mode: %d data races reported, want 0", shape, mode, n)
