@@ -23,12 +23,15 @@ func (t *table) get(g int64) (entry, bool) {
 	return e, ok
 }
 
-func (t *table) put(g int64, e entry) {
+// reserve makes room for a put of a new entry.
+func (t *table) reserve() {
 	if t.m == nil {
 		t.m = make(map[int64]entry)
 	}
-	t.m[g] = e
 }
+
+// put stores g's entry: a new one after reserve.
+func (t *table) put(g int64, e entry) { t.m[g] = e }
 
 func (t *table) del(g int64) { delete(t.m, g) }
 

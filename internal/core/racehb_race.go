@@ -101,6 +101,11 @@ func (t *table) get(g int64) (entry, bool) {
 	return t.slots[i].e, true
 }
 
+// reserve makes room for a put of a new entry: put grows the table.
+func (t *table) reserve() {}
+
+// put stores g's entry.
+//
 //go:norace
 func (t *table) put(g int64, e entry) {
 	if i := t.find(g); i >= 0 {

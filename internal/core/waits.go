@@ -81,6 +81,7 @@ func register(w *waiter) {
 	e := entry{meta: w.lock.Meta(w.class), class: w.class, start: w.start, awaits: w.awaits}
 	s := shardOf(w.g)
 	s.lock()
+	s.t.reserve()
 	// The epoch is taken under the shard's lock: a walk that finds the
 	// entry sees every lower epoch's entry too (checkCycle's victim).
 	w.epoch = epochs.Add(1)
