@@ -93,10 +93,19 @@ const (
 	maxCachedG   = 1<<(64-domBits) - 1
 )
 
+// A slot's value is all its readers take from it: its loads and stores are
+// hidden from the race detector (see racehb_race.go), or a goroutine would
+// be ordered after the colliding goroutine, or the dump's filler, that
+// stored the slot before it. The root cache's are too.
 var domCache [domCacheSize]atomic.Uint64
 
+// DomCacheSize is the size of the domain cache, for tests.
+const DomCacheSize = domCacheSize
+
 func cachedDomain(g int64) (Domain, bool) {
+	RaceHide()
 	e := domCache[uint64(g)%domCacheSize].Load()
+	RaceShow()
 	if e == 0 || int64(e>>domBits) != g {
 		return 0, false
 	}
@@ -107,7 +116,9 @@ func cacheDomain(g int64, d Domain) {
 	if g <= 0 || g > maxCachedG || d == 0 || d > DomUnknown {
 		return
 	}
+	RaceHide()
 	domCache[uint64(g)%domCacheSize].Store(uint64(g)<<domBits | uint64(d))
+	RaceShow()
 }
 
 // CurDomain returns the calling goroutine's domain: a cache load when the
@@ -221,7 +232,9 @@ func holderIn(o int64, d Domain, held func(int64) bool) bool {
 var rootCache [64]atomic.Uint64
 
 func cachedRoot(d Domain) (int64, bool) {
+	RaceHide()
 	e := rootCache[uint64(d)%uint64(len(rootCache))].Load()
+	RaceShow()
 	if e == 0 || Domain(e&(1<<domBits-1)) != d {
 		return 0, false
 	}
@@ -232,7 +245,9 @@ func cacheRoot(d Domain, g int64) {
 	if !d.Bubble() || g <= 0 || g > maxCachedG {
 		return
 	}
+	RaceHide()
 	rootCache[uint64(d)%uint64(len(rootCache))].Store(uint64(g)<<domBits | uint64(d))
+	RaceShow()
 }
 
 // isRoot reports whether g runs synctest.Test for bubble d now. A miss in

@@ -134,21 +134,30 @@ func WatchCondSlots[T any](w compat.Weak[T], t *CondTag, nlOff, slotsOff uintptr
 	}
 	e := condCond{tag: t, nl: nlOff, sl: slotsOff,
 		load: func(off uintptr, words []int64) bool { return rt.WeakLoad(w, off, words) }}
-	condConds.mu.Lock()
+	addCondCond(e) // racehb.go, racehb_race.go
+	return true
+}
+
+// pruneCondConds forgets the collected Conds of the list once it has
+// doubled since it last did; condConds.mu is held.
+func pruneCondConds() {
 	if len(condConds.all) >= condConds.pruneAt {
 		var w [1]int64
 		condConds.all = slices.DeleteFunc(condConds.all, func(e condCond) bool { return !e.load(e.nl, w[:]) })
 		condConds.pruneAt = max(2*len(condConds.all), 64)
 	}
-	condConds.all = append(condConds.all, e)
-	condConds.mu.Unlock()
-	return true
+}
+
+// lockCondConds locks the list, every Cond added so far in it.
+func lockCondConds() {
+	condConds.mu.Lock()
+	drainCondConds()
 }
 
 // condSlotWaits appends to out the ticket waits registered in the
 // listed Conds, forgetting the Conds that have been collected.
 func condSlotWaits(out []CondWaitInfo) []CondWaitInfo {
-	condConds.mu.Lock()
+	lockCondConds()
 	defer condConds.mu.Unlock()
 	var words [CondSlotCount]int64
 	var nlw [1]int64

@@ -50,7 +50,7 @@ func slotWaits(tag *CondTag) map[int64]CondWaitInfo {
 }
 
 func listed(tag *CondTag) bool {
-	condConds.mu.Lock()
+	lockCondConds()
 	defer condConds.mu.Unlock()
 	for _, e := range condConds.all {
 		if e.tag == tag {

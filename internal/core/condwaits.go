@@ -56,6 +56,9 @@ type CondTag struct {
 	Type string  // the lock's type, as %T prints it
 }
 
+// CondTableSize is the size of the table of Cond waits, for tests.
+const CondTableSize = condSlots
+
 const (
 	condSlots  = 256
 	condProbes = 8
@@ -96,16 +99,26 @@ type CondWaitInfo struct {
 
 // CondWaitBegin registers g as parked on the Cond t describes. A goroutine
 // has at most one Cond wait at a time.
+//
+// In race builds the table's atomics are hidden from the race detector
+// (see racehb_race.go): a slot's last goroutine must not be ordered
+// before its next. What a reader needs of the wait, the tag's fields, is
+// released on the tag and acquired by the reader (read). A goroutine
+// that goes to the map is ordered with the map's other goroutines.
 func CondWaitBegin(g int64, t *CondTag) {
+	raceReleaseTag(t)
 	h := uint64(g)
+	RaceHide()
 	for i := range uint64(condProbes) {
 		s := &condTable[(h+i)%condSlots]
 		if s.g.Load() == 0 && s.g.CompareAndSwap(0, g) {
 			s.epoch.Add(1)
 			s.tag.Store(t)
+			RaceShow()
 			return
 		}
 	}
+	RaceShow()
 	condOver.mu.Lock()
 	if condOver.m == nil {
 		condOver.m = make(map[int64]condOverEntry)
@@ -119,14 +132,17 @@ func CondWaitBegin(g int64, t *CondTag) {
 // CondWaitEnd removes g's Cond wait, which CondWaitBegin registered.
 func CondWaitEnd(g int64) {
 	h := uint64(g)
+	RaceHide()
 	for i := range uint64(condProbes) {
 		s := &condTable[(h+i)%condSlots]
 		if s.g.Load() == g {
 			s.tag.Store(nil) // before the slot is free: see read
 			s.g.Store(0)
+			RaceShow()
 			return
 		}
 	}
+	RaceShow()
 	condOver.mu.Lock()
 	delete(condOver.m, g)
 	condOver.n.Store(int32(len(condOver.m)))
@@ -137,15 +153,20 @@ func CondWaitEnd(g int64) {
 // the slot is claimed and cleared before it is freed, so a tag read
 // between two equal loads of g belongs to a wait of that goroutine.
 func (s *condSlot) read(idx int) (CondWaitInfo, bool) {
+	RaceHide()
 	g := s.g.Load()
 	if g == 0 {
+		RaceShow()
 		return CondWaitInfo{}, false
 	}
 	ep := s.epoch.Load()
 	t := s.tag.Load()
-	if t == nil || s.g.Load() != g || s.epoch.Load() != ep {
+	ok := t != nil && s.g.Load() == g && s.epoch.Load() == ep
+	RaceShow()
+	if !ok {
 		return CondWaitInfo{}, false // being registered or ended
 	}
+	raceAcquireTag(t)
 	return CondWaitInfo{G: g, Tag: t, Epoch: ep<<10 | uint64(idx)<<2}, true
 }
 

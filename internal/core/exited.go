@@ -68,11 +68,15 @@ var exitedArmed atomic.Bool
 // armExited schedules the check unless it is scheduled. Only a goroutine
 // outside bubbles may call it: a timer started in a bubble is the
 // bubble's.
+//
+// Every park's first calls it: exitedArmed's value is all it reads, hidden
+// from the race detector (see racehb_race.go).
 func armExited() {
-	if exitedArmed.Load() || !exitedArmed.CompareAndSwap(false, true) {
-		return
+	RaceHide()
+	if !exitedArmed.Load() && exitedArmed.CompareAndSwap(false, true) {
+		time.AfterFunc(exitedPeriod, checkExited)
 	}
-	time.AfterFunc(exitedPeriod, checkExited)
+	RaceShow()
 }
 
 // testHookExitedDump, if set (by tests), runs in checkExited before each
@@ -182,13 +186,14 @@ func oldWaits(since int64) []suspect {
 	var old []suspect
 	for i := range registry {
 		s := &registry[i]
-		s.mu.Lock()
-		for g, e := range s.m {
+		s.lock()
+		s.t.each(func(g int64, e entry) (entry, bool) {
 			if e.start <= since {
 				old = append(old, suspect{g: g, e: e})
 			}
-		}
-		s.mu.Unlock()
+			return e, false
+		})
+		s.unlock()
 	}
 	out := old[:0]
 	for _, s := range old {
@@ -207,9 +212,9 @@ func oldWaits(since int64) []suspect {
 // registered reports whether g is registered as blocked.
 func registered(g int64) bool {
 	s := shardOf(g)
-	s.mu.Lock()
-	_, ok := s.m[g]
-	s.mu.Unlock()
+	s.lock()
+	_, ok := s.t.get(g)
+	s.unlock()
 	return ok
 }
 
@@ -217,9 +222,9 @@ func registered(g int64) bool {
 func anyRegistered() bool {
 	for i := range registry {
 		s := &registry[i]
-		s.mu.Lock()
-		n := len(s.m)
-		s.mu.Unlock()
+		s.lock()
+		n := s.t.len()
+		s.unlock()
 		if n > 0 {
 			return true
 		}

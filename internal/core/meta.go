@@ -28,6 +28,7 @@ type Meta struct {
 	site     atomic.Pointer[[]uintptr] // first acquisition seen in Order mode
 	waitSite atomic.Pointer[[]uintptr] // first Lock that had to wait (Cycles and Order modes)
 	lost     atomic.Pointer[lostHolds] // holds that Cond waits could not retake (see LoseHolds); made on first need
+	metaRace                           // racehb.go, racehb_race.go
 	engined  bool                      // made by Engine.NewMeta
 }
 
@@ -74,10 +75,17 @@ type metaEntry struct {
 	m    *Meta
 }
 
+// lockMetas locks the registry, every Meta made so far in its list (see
+// addMeta).
+func lockMetas() {
+	metas.mu.Lock()
+	drainMetas()
+}
+
 // Metas calls f for every lock that has metadata, without holding the
 // registry's lock while f runs.
 func Metas(f func(*Meta)) {
-	metas.mu.Lock()
+	lockMetas()
 	all := make([]*Meta, metas.all.Len())
 	for i := range all {
 		all[i] = metas.all.At(i).m
@@ -155,14 +163,22 @@ func (l *Lock) newMeta(k *Class) *Meta {
 		if old != nil && old.Flags.Load()&FlagGone == 0 {
 			return old
 		}
+		// The engine's slab and the ID counter are shared by every lock,
+		// and only their values matter: hidden from the race detector (see
+		// racehb_race.go).
 		var m *Meta
+		RaceHide()
+		id := nextID.Add(1)
 		if engine != nil {
 			m = engine.NewMeta()
+		}
+		RaceShow()
+		if m != nil {
 			m.engined = true
 		} else {
 			m = new(Meta)
 		}
-		m.ID, m.Class, m.Addr, m.lock = nextID.Add(1), k, uintptr(unsafe.Pointer(l)), compat.MakeWeak(l)
+		m.ID, m.Class, m.Addr, m.lock = id, k, uintptr(unsafe.Pointer(l)), compat.MakeWeak(l)
 		if !l.meta.CompareAndSwap(old, m) {
 			continue
 		}
@@ -184,9 +200,7 @@ func (l *Lock) newMeta(k *Class) *Meta {
 				ol.mu.Unlock()
 			}
 		}
-		metas.mu.Lock()
-		metas.all.Append(metaEntry{m.lock, m})
-		metas.mu.Unlock()
+		addMeta(m)
 		armScan()
 		return m
 	}
@@ -245,11 +259,14 @@ var (
 
 type gcTick struct{ _ *byte } // a pointer, so that it is not a tiny allocation
 
+// armScan is called by every lock's first Meta: scanArmed's value is all
+// it reads, hidden from the race detector (see racehb_race.go).
 func armScan() {
-	if scanArmed.Load() || !scanArmed.CompareAndSwap(false, true) {
-		return
+	RaceHide()
+	if !scanArmed.Load() && scanArmed.CompareAndSwap(false, true) {
+		compat.AddCleanup(&gcTick{}, scanTick, 0)
 	}
-	compat.AddCleanup(&gcTick{}, scanTick, 0)
+	RaceShow()
 }
 
 func scanTick(int) {
@@ -282,7 +299,7 @@ func scanMetas() (left bool) {
 	scanMu.Lock()
 	defer scanMu.Unlock()
 	dead := scanDead[:0]
-	metas.mu.Lock()
+	lockMetas()
 	for i, n := metas.all.Len()-1, 0; i >= 0; i, n = i-1, n+1 {
 		if n == scanChunk {
 			metas.mu.Unlock()

@@ -29,7 +29,7 @@ const maxMetas = 1 << 14
 func evictMetas() {
 	scanMu.Lock()
 	defer scanMu.Unlock()
-	metas.mu.Lock()
+	lockMetas()
 	n := metas.all.Len()
 	if n <= maxMetas {
 		metas.mu.Unlock()

@@ -23,7 +23,7 @@ import (
 func TestMetasBounded(t *testing.T) {
 	require.False(t, compat.WeakPointers)
 	registered := func() int {
-		metas.mu.Lock()
+		lockMetas()
 		defer metas.mu.Unlock()
 		return metas.all.Len()
 	}

@@ -22,7 +22,7 @@ import (
 // marked gone, and a live one's stays.
 func TestMetasForgotten(t *testing.T) {
 	count := func() (n int, ok bool) {
-		metas.mu.Lock()
+		lockMetas()
 		defer metas.mu.Unlock()
 		for i := range metas.all.Len() {
 			if e := metas.all.At(i); e.m.lock != e.lock {

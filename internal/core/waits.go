@@ -51,8 +51,21 @@ type entry struct {
 
 type shard struct {
 	mu sync.Mutex
-	m  map[int64]entry
+	t  table    // racehb.go, racehb_race.go
 	_  [40]byte // keep shards on separate cache lines
+}
+
+// lock and unlock hold the shard's lock, hidden from the race detector in
+// race builds (see racehb_race.go): nothing between them but the shard's
+// table, the epoch counter and the waiter's epoch.
+func (s *shard) lock() {
+	RaceHide()
+	s.mu.Lock()
+}
+
+func (s *shard) unlock() {
+	s.mu.Unlock()
+	RaceShow()
 }
 
 var (
@@ -67,23 +80,24 @@ func shardOf(g int64) *shard { return &registry[uint64(g)%shards] }
 func register(w *waiter) {
 	e := entry{meta: w.lock.Meta(w.class), class: w.class, start: w.start, awaits: w.awaits}
 	s := shardOf(w.g)
-	s.mu.Lock()
-	if s.m == nil {
-		s.m = make(map[int64]entry)
-	}
+	s.lock()
+	s.t.reserve()
+	// The epoch is taken under the shard's lock: a walk that finds the
+	// entry sees every lower epoch's entry too (checkCycle's victim).
 	w.epoch = epochs.Add(1)
 	e.epoch = w.epoch
-	s.m[w.g] = e
-	s.mu.Unlock()
+	raceReleaseMeta(e.meta) // what a reader of the entry reads of the registration: see racehb_race.go
+	s.t.put(w.g, e)
+	s.unlock()
 }
 
 func unregister(w *waiter) {
-	s := shardOf(w.g)
-	s.mu.Lock()
-	if e, ok := s.m[w.g]; ok && e.epoch == w.epoch {
-		delete(s.m, w.g)
+	s, ep := shardOf(w.g), w.epoch
+	s.lock()
+	if e, ok := s.t.get(w.g); ok && e.epoch == ep {
+		s.t.del(w.g)
 	}
-	s.mu.Unlock()
+	s.unlock()
 }
 
 // wait is a snapshot of one registered wait, its lock resolved.
@@ -99,6 +113,7 @@ type wait struct {
 // resolve returns e's wait, for goroutine g, and whether its lock
 // resolved (it always does while e is registered: see above).
 func (e *entry) resolve(g int64) (wait, bool) {
+	raceAcquireMeta(e.meta)
 	l := e.meta.Lock()
 	if l == nil {
 		return wait{}, false
@@ -113,6 +128,7 @@ func (e *entry) resolve(g int64) (wait, bool) {
 // wait's edge decides). Only a drain behind overflow readers, which the
 // lock's words do not list, resolves the lock.
 func (e *entry) peekHolders(g int64) []int64 {
+	raceAcquireMeta(e.meta)
 	if e.awaits != waitDrain {
 		if o, ok := e.meta.peekOwner(); ok && o != 0 && o != g {
 			return []int64{o}
@@ -145,9 +161,9 @@ func waitOf(w *waiter) wait {
 // waitingOn returns what g is blocked on, with the registration's epoch.
 func waitingOn(g int64) (wait, bool) {
 	s := shardOf(g)
-	s.mu.Lock()
-	e, ok := s.m[g]
-	s.mu.Unlock()
+	s.lock()
+	e, ok := s.t.get(g)
+	s.unlock()
 	if !ok {
 		return wait{}, false
 	}
@@ -172,15 +188,15 @@ type WaitInfo struct {
 // call marked it: false if it was marked before or has ended.
 func (wi WaitInfo) MarkTimedOut() bool {
 	s := shardOf(wi.G)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.m[wi.G]
-	if !ok || e.epoch != wi.epoch || e.timed {
-		return false
+	s.lock()
+	e, ok := s.t.get(wi.G)
+	marked := ok && e.epoch == wi.epoch && !e.timed
+	if marked {
+		e.timed = true
+		s.t.put(wi.G, e)
 	}
-	e.timed = true
-	s.m[wi.G] = e
-	return true
+	s.unlock()
+	return marked
 }
 
 type pending struct {
@@ -189,6 +205,7 @@ type pending struct {
 }
 
 func (p pending) info() (WaitInfo, bool) {
+	raceAcquireMeta(p.e.meta)
 	l := p.e.meta.Lock()
 	return WaitInfo{G: p.g, Lock: l, Class: p.e.class, Since: p.e.start,
 		Read: p.e.awaits == waitRead, Drain: p.e.awaits == waitDrain, epoch: p.e.epoch}, l != nil
@@ -229,18 +246,18 @@ func collect(since int64, mark bool, skip map[int64]bool) []pending {
 	var all []pending
 	for i := range registry {
 		s := &registry[i]
-		s.mu.Lock()
-		for g, e := range s.m {
+		s.lock()
+		s.t.each(func(g int64, e entry) (entry, bool) {
 			if e.start > since || mark && (e.timed || skip[g]) {
-				continue
+				return e, false
 			}
 			if mark {
 				e.timed = true
-				s.m[g] = e
 			}
 			all = append(all, pending{g, e})
-		}
-		s.mu.Unlock()
+			return e, mark
+		})
+		s.unlock()
 	}
 	return all
 }

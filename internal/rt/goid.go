@@ -19,17 +19,22 @@ func GoidFast() bool { return goidVerified }
 // SlowGoid returns the calling goroutine's ID by parsing runtime.Stack.
 // It allocates nothing once warm: runtime.Stack keeps its buffer, which
 // would otherwise escape to the heap on every call, so the buffers come
-// from a pool.
+// from a pool, whose synchronization the race detector does not see (a
+// buffer's users would be ordered): the buffer is written only by the
+// runtime, which the detector does not check, and read here.
 func SlowGoid() int64 {
+	raceHide()
 	buf := stackBufs.Get().(*[64]byte)
 	n := runtime.Stack(buf[:], false)
 	id, ok := GoroutineID(buf[:n])
 	if !ok {
+		raceShow()
 		// The header of runtime.Stack has been "goroutine N [" since Go 1.0;
 		// if that ever changes every lock would misbehave, so say so loudly.
 		panic(fmt.Sprintf("locksmith/internal/rt: cannot parse goroutine header %q", buf[:n]))
 	}
 	stackBufs.Put(buf)
+	raceShow()
 	return id
 }
 
