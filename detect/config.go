@@ -339,8 +339,13 @@ func recompute() {
 
 // install publishes c; cfgMu is held.
 func install(c *config) {
-	if old := cfg.Load(); old != nil && old.mode == Order && c.mode != Order {
-		orderEpoch.Add(1) // a lone record made before may miss its release (lone.go)
+	// Into Order mode as well as out of it: an acquisition that core
+	// forwarded in one Order period may make its lone record after Order
+	// mode was left, and its release, made while Order mode was off, is
+	// not seen; only a change of epoch at the next entry tells that
+	// record apart from one made in the new period (lone.go).
+	if old := cfg.Load(); old != nil && (old.mode == Order) != (c.mode == Order) {
+		orderEpoch.Add(1)
 	}
 	cfg.Store(c)
 	core.SetMode(int32(c.mode))

@@ -51,8 +51,10 @@ import (
 // hold, its reader slot's PC, kept in the record when it is made).
 //
 // A lone record has no lock to ask whether it still holds the lock (see
-// held.stale). It is stale once Order mode has been left since it was
-// made (orderEpoch: a release made meanwhile was not seen), or once its
+// held.stale). It is stale once Order mode has been left or entered
+// since it was made (orderEpoch: a release made meanwhile was not seen;
+// an acquisition forwarded just before Order mode was left can make its
+// record just after, so leaving alone would not tell), or once its
 // goroutine has exited, which only a dump of every goroutine tells: the
 // sweeper takes one, for the lone records that have outlived a sweep,
 // at most once every lonePeriod (spaced further with many goroutines, as
@@ -88,7 +90,8 @@ type deferredEdge struct {
 	read bool
 }
 
-// orderEpoch counts the times Order mode was left (see install).
+// orderEpoch counts the times Order mode was entered or left (see
+// install).
 var orderEpoch atomic.Uint32
 
 // n returns how many records s has, the lone one included.
@@ -104,7 +107,10 @@ func (s *gstate) n() int {
 // gstate, busy; tryLone leaves it if it made the record.
 func tryLone(s *gstate, l *core.Lock, k *core.Class, g int64, try, read bool) bool {
 	a := uintptr(unsafe.Pointer(l))
-	if len(s.held) != 0 || s.lone.addr != 0 && s.lone.addr != a {
+	if len(s.held) != 0 {
+		return false
+	}
+	if s.lone.addr != 0 && s.lone.addr != a && !s.loneStale() {
 		return false
 	}
 	var pc uintptr

@@ -228,3 +228,30 @@ func TestLoneRecordsExact(t *testing.T) {
 		})
 	}
 }
+
+// TestLoneRecordReleasedWhileOffMakesNoEdge: a lock taken alone in Order
+// mode and released while Order mode is off leaves its lone record
+// behind, unseen. Once Order mode is back, the record is stale: a lock
+// taken next must get no edge from it, even when a later release of the
+// first lock, taken again while Order mode was off, is seen; so
+// consistent nesting afterwards makes no report.
+func TestLoneRecordReleasedWhileOffMakesNoEdge(t *testing.T) {
+	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
+	off := func() (restore func()) { return detect.Configure(detect.WithMode(detect.Off)) }
+	var a, c mutex.Mutex
+	c.Lock() // alone, no Meta: a lone record
+	restore := off()
+	c.Unlock() // unseen
+	restore()
+	a.Lock() // under the stale record: an edge c -> a would be false
+	restore = off()
+	c.Lock() // unseen
+	restore()
+	c.Unlock() // seen: it would add the deferred c -> a
+	a.Unlock()
+	a.Lock()
+	c.Lock() // a -> c: the only order the program uses
+	c.Unlock()
+	a.Unlock()
+	assert.Empty(t, rec.All(detect.LockOrder), "%s", rec)
+}

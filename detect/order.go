@@ -128,8 +128,11 @@ func acquire(s *gstate, l *core.Lock, k *core.Class, m *core.Meta, g int64, try,
 	// field costs a call into the race runtime.
 	hs := s.held
 	lone := s.lone.addr != 0
-	if lone && s.lone.addr == m.Addr {
-		s.dropLone() // stale: the lock is taken again, so it was released unseen
+	if lone && (s.lone.addr == m.Addr || s.loneStale()) {
+		// Stale: the lock is taken again, or Order mode was left since
+		// the record was made, so it was released unseen (or may have
+		// been); edges from it would be false.
+		s.dropLone()
 		lone = false
 	}
 	var (
