@@ -104,14 +104,6 @@ func TestVerifyNoneReportsStuckCondWaiter(t *testing.T) {
 		c := condvar.New(&mu)
 		ready, registered := false, false
 		var waiter *testutil.Proc
-		if signalled {
-			onFirstPoll(t, func() {
-				mu.Lock()
-				ready = true
-				c.Signal()
-				mu.Unlock()
-			})
-		}
 		ft := play(t, "TestCond", func() {
 			waiter = testutil.Spawn(func() {
 				mu.Lock()
@@ -128,8 +120,18 @@ func TestVerifyNoneReportsStuckCondWaiter(t *testing.T) {
 					break
 				}
 			}
+			if signalled && registered {
+				// Set once the waiter waits, so that no look of any check
+				// before then signals it early.
+				onFirstPoll(t, func() {
+					mu.Lock()
+					ready = true
+					c.Signal()
+					mu.Unlock()
+				})
+			}
 		})
-		require.True(t, registered, "goroutine %d never showed in a Cond wait", waiter.G)
+		require.True(t, registered, "goroutine %d never showed in a Cond wait (signalled case: %v)", waiter.G, signalled)
 		errs := ft.Errors()
 		if !signalled {
 			mu.Lock()
