@@ -3,6 +3,7 @@ package detect_test
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -131,7 +132,8 @@ func TestVerifyNoneReportsStuckCondWaiter(t *testing.T) {
 				})
 			}
 		})
-		require.True(t, registered, "goroutine %d never showed in a Cond wait (signalled case: %v)", waiter.G, signalled)
+		require.True(t, registered, "goroutine %d never showed in a Cond wait (signalled case: %v); its stack:\n%s",
+			waiter.G, signalled, goroutineStack(waiter.G))
 		errs := ft.Errors()
 		if !signalled {
 			mu.Lock()
@@ -150,4 +152,17 @@ func TestVerifyNoneReportsStuckCondWaiter(t *testing.T) {
 		assert.Regexp(t, `is waiting on Cond 0x[0-9a-f]+ on "state" \(\*mutex\.Mutex 0x[0-9a-f]+\), not signalled for \d+ms, at \S+stuckgrace_test\.go:\d+,`, e)
 		assert.Contains(t, e, "and the test that started it has ended")
 	}
+}
+
+// goroutineStack returns goroutine g's stack from a dump of all, or "".
+func goroutineStack(g int64) string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	head := fmt.Sprintf("goroutine %d [", g)
+	for _, st := range strings.Split(string(buf), "\n\n") {
+		if strings.HasPrefix(st, head) {
+			return st
+		}
+	}
+	return "(not found: it has exited)"
 }
