@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/locksmith-go/locksmith/internal/core"
+	"github.com/locksmith-go/locksmith/internal/fpstack"
 )
 
 // Order mode keeps, per goroutine, the stack of locks it holds, and one
@@ -67,7 +68,12 @@ func (*engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) (report 
 	m := l.PeekMeta() // inlined, unlike Meta
 	s := enter(g, true)
 	if m == nil {
-		if tryLone(s, l, k, g, try, false) {
+		// The lone path names a lock's site from the PC its fast paths
+		// keep, which only a frame-pointer walk makes cheap enough to
+		// keep (fpstack.CheapCaller): elsewhere (purego, before go1.23) a
+		// lock gets its state on its first acquisition, as it must for
+		// its reports to name where it was taken.
+		if fpstack.CheapCaller && tryLone(s, l, k, g, try, false) {
 			return nil
 		}
 		m = l.Meta(k)
@@ -105,7 +111,7 @@ func (*engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) 
 	}
 	s := enter(g, true)
 	if m == nil {
-		if tryLone(s, l, k, g, try, read) {
+		if fpstack.CheapCaller && tryLone(s, l, k, g, try, read) {
 			return nil
 		}
 		m = l.Meta(k)
