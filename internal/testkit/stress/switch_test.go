@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/locksmith-go/locksmith/detect"
+	"github.com/locksmith-go/locksmith/internal/fpstack"
 	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
@@ -41,7 +42,9 @@ func TestCheckDetectorIdleSeesHeldLock(t *testing.T) {
 	items, _ = an.list()
 	if assert.Len(t, items, 2) {
 		assert.Contains(t, items[1], "*mutex.Mutex", items[1])
-		assert.Contains(t, items[1], "taken alone", items[1])
+		if fpstack.CheapCaller { // elsewhere a lock taken alone gets its state (detect's lone path)
+			assert.Contains(t, items[1], "taken alone", items[1])
+		}
 	}
 	r.checkDetectorIdle()
 	items, _ = an.list()
