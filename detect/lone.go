@@ -94,14 +94,6 @@ type deferredEdge struct {
 // install).
 var orderEpoch atomic.Uint32
 
-// n returns how many records s has, the lone one included.
-func (s *gstate) n() int {
-	if s.lone.addr != 0 {
-		return len(s.held) + 1
-	}
-	return len(s.held)
-}
-
 // tryLone records g's acquisition of l, which has no Meta, as a lone
 // hold if g holds nothing else, and reports whether it did. s is g's
 // gstate, busy; tryLone leaves it if it made the record.

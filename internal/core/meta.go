@@ -28,8 +28,9 @@ type Meta struct {
 	site     atomic.Pointer[[]uintptr] // first acquisition seen in Order mode
 	waitSite atomic.Pointer[[]uintptr] // first Lock that had to wait (Cycles and Order modes)
 	lost     atomic.Pointer[lostHolds] // holds that Cond waits could not retake (see LoseHolds); made on first need
-	metaRace                           // racehb.go, racehb_race.go
-	engined  bool                      // made by Engine.NewMeta
+	//lint:ignore U1000 holds fields only in race builds (racehb_race.go)
+	metaRace      // racehb.go, racehb_race.go
+	engined  bool // made by Engine.NewMeta
 }
 
 // FlagGone, in Meta.Flags, is set when the registry forgets the Meta: its
