@@ -444,21 +444,8 @@ func (c condLocker) ReleaseAll() int {
 // exits the goroutine), the caller holds nothing of m, and the n lost
 // holds are recorded for unlockFailed before the panic goes on.
 func (c condLocker) Restore(n int) {
-	g := gid.Get()
-	done := false
-	defer func() {
-		if !done {
-			cause := recover()
-			c.m.l.LoseHolds(core.ClassMonitor, g, n, cause)
-			if cause != nil {
-				panic(cause)
-			}
-		}
-	}()
-	c.m.Lock()
-	done = true
+	core.RetakeForCond(&c.m.l, core.ClassMonitor, gid.Get(), n, c.m.Lock)
 	c.m.reentries = n - 1
-	c.m.l.ForgetLost(g)
 	if n > 1 {
 		c.m.l.SetExtraHolds(n - 1)
 	}

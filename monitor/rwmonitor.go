@@ -648,19 +648,7 @@ func (c rwCondLocker) Restore(n int) {
 	rw := c.rw
 	writes, reads := n&(1<<condShift-1), n>>condShift
 	g := gid.Get()
-	done := false
-	defer func() {
-		if !done {
-			cause := recover()
-			rw.l.WriterLock().LoseHolds(core.ClassRWMonitor, g, writes+reads, cause)
-			if cause != nil {
-				panic(cause)
-			}
-		}
-	}()
-	rw.Lock()
-	done = true
-	rw.l.WriterLock().ForgetLost(g)
+	core.RetakeForCond(rw.l.WriterLock(), core.ClassRWMonitor, g, writes+reads, rw.Lock)
 	rw.wholds = writes
 	rw.l.WriterLock().SetExtraHolds(writes - 1)
 	if reads > 0 {

@@ -327,24 +327,10 @@ type condLocker struct{ m *Mutex }
 func (c condLocker) Owned() bool     { return c.m.Owned() }
 func (c condLocker) ReleaseAll() int { c.m.Unlock(); return 1 }
 
-// Restore retakes m. If that panics (deadlock detection refuses it, or a
-// LockOrder reporter panics or exits the goroutine), the lost hold is
-// recorded for unlockFailed before the panic goes on.
+// Restore retakes m (see core.RetakeForCond: a retake that panics
+// records the lost hold for unlockFailed before the panic goes on).
 func (c condLocker) Restore(int) {
-	g := gid.Get()
-	done := false
-	defer func() {
-		if !done {
-			cause := recover()
-			c.m.l.LoseHolds(core.ClassMutex, g, 1, cause)
-			if cause != nil {
-				panic(cause)
-			}
-		}
-	}()
-	c.m.Lock()
-	done = true
-	c.m.l.ForgetLost(g)
+	core.RetakeForCond(&c.m.l, core.ClassMutex, gid.Get(), 1, c.m.Lock)
 }
 
 // noCopy may be embedded into structs which must not be copied after first
