@@ -33,9 +33,6 @@ func lineHere() string {
 // nests b, a new edge whose held side has only the PC the lock keeps of
 // its holder's (or reader's) acquisition.
 func TestOrderReportNamesEveryHeldLockSite(t *testing.T) {
-	if !fastSites {
-		t.Skip("the purego build's fast paths record no PC, in Order mode too")
-	}
 	type heldCase struct {
 		name   string
 		lock   func() string // takes a, returns the site
@@ -102,9 +99,6 @@ func lineBefore(site string) string {
 // lock, in Cycles and in Order mode: from the PC the lock keeps beside
 // the reader's slot.
 func TestDeadlockReportNamesReadHolderSite(t *testing.T) {
-	if !fastSites {
-		t.Skip("without the frame-pointer walk (purego, before go1.23) the fast paths keep no PC, and Order mode makes a lock's state on its first acquisition")
-	}
 	for _, mode := range []detect.Mode{detect.Cycles, detect.Order} {
 		t.Run(mode.String(), func(t *testing.T) {
 			rec := detecttest.Configure(t, detect.WithMode(mode))

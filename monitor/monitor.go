@@ -132,7 +132,7 @@ func lockGo(m *Monitor) {
 		return
 	}
 	if m.l.FastAcquire(g) {
-		m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, entrySkip))
+		m.l.SetHolderPC(core.SitePC(fpstack.CallerPC, entrySkip))
 	} else {
 		m.lockSlow(g, fpstack.CallerPC(entrySkip))
 	}
@@ -206,7 +206,7 @@ func (m *Monitor) TryLock() bool {
 	if !m.l.TryAcquire(g) {
 		return false
 	}
-	m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+	m.l.SetHolderPC(core.SitePC(fpstack.CallerPC, 0))
 	m.acquired(g, true)
 	return true
 }
@@ -237,7 +237,7 @@ func (m *Monitor) LockContext(ctx context.Context) error {
 			return err
 		}
 	}
-	m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+	m.l.SetHolderPC(core.SitePC(fpstack.CallerPC, 0))
 	m.acquired(g, false)
 	return nil
 }
@@ -264,7 +264,7 @@ func (m *Monitor) LockTimeout(d time.Duration) bool {
 	if !m.l.FastAcquire(g) && !m.lockTimeoutSlow(g, d) {
 		return false
 	}
-	m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+	m.l.SetHolderPC(core.SitePC(fpstack.CallerPC, 0))
 	m.acquired(g, d <= 0) // a wait of zero cannot block: no order edge
 	return true
 }

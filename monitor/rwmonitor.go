@@ -99,7 +99,7 @@ func rwLockGo(rw *RWMonitor) {
 		return
 	}
 	if rw.l.LockFast(g) {
-		rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, entrySkip))
+		rw.l.SetWriterPC(core.SitePC(fpstack.CallerPC, entrySkip))
 	} else {
 		rw.lockSlow(g)
 		rw.l.SetWriterPC(fpstack.CallerPC(entrySkip))
@@ -201,7 +201,7 @@ func (rw *RWMonitor) TryLock() bool {
 	if !rw.l.TryLock(g) { // fails for a reader: it sees itself
 		return false
 	}
-	rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+	rw.l.SetWriterPC(core.SitePC(fpstack.CallerPC, 0))
 	rw.wholds = 1
 	rw.acquired(g, true)
 	return true
@@ -234,7 +234,7 @@ func (rw *RWMonitor) LockContext(ctx context.Context) error {
 			return err
 		}
 	}
-	rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+	rw.l.SetWriterPC(core.SitePC(fpstack.CallerPC, 0))
 	rw.wholds = 1
 	rw.acquired(g, false)
 	return nil
@@ -265,7 +265,7 @@ func (rw *RWMonitor) LockTimeout(d time.Duration) bool {
 	if !rw.l.LockFast(g) && !rw.lockTimeoutSlow(g, d) {
 		return false
 	}
-	rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+	rw.l.SetWriterPC(core.SitePC(fpstack.CallerPC, 0))
 	rw.wholds = 1
 	rw.acquired(g, d <= 0) // a wait of zero cannot block: no order edge
 	return true
@@ -379,7 +379,7 @@ func rwRLockGo(rw *RWMonitor) {
 	switch {
 	case rw.l.ReenterRead(g):
 	case rw.l.RLockFast(g, true):
-		rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, entrySkip))
+		rw.l.SetReaderPC(g, core.SitePC(fpstack.CallerPC, entrySkip))
 	case rw.rlockSlow(g):
 		rw.l.SetReaderPC(g, fpstack.CallerPC(entrySkip))
 	}
@@ -432,7 +432,7 @@ func (rw *RWMonitor) TryRLock() bool {
 	case !rw.l.TryRLock(g, true): // succeeds for the writer
 		return false
 	default:
-		rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+		rw.l.SetReaderPC(g, core.SitePC(fpstack.CallerPC, 0))
 	}
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, true, true, mw)
@@ -460,7 +460,7 @@ func (rw *RWMonitor) RLockContext(ctx context.Context) error {
 		if !rw.l.TryRLock(g, true) {
 			panic("monitor: internal error: the writer could not take a read hold")
 		}
-		rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+		rw.l.SetReaderPC(g, core.SitePC(fpstack.CallerPC, 0))
 	default:
 		if err := ctx.Err(); err != nil {
 			return err
@@ -470,7 +470,7 @@ func (rw *RWMonitor) RLockContext(ctx context.Context) error {
 				return err
 			}
 		}
-		rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+		rw.l.SetReaderPC(g, core.SitePC(fpstack.CallerPC, 0))
 	}
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, true, mw)
@@ -496,7 +496,7 @@ func (rw *RWMonitor) RLockTimeout(d time.Duration) bool {
 		return false
 	}
 	if rw.l.HoldsRead(g) == 1 { // a first-time read, not a re-entry
-		rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+		rw.l.SetReaderPC(g, core.SitePC(fpstack.CallerPC, 0))
 	}
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, d <= 0, true, mw)

@@ -108,7 +108,7 @@ func (m *Mutex) Lock() { lock(m) }
 func lockGo(m *Mutex) {
 	g := gid.Get()
 	if m.l.FastAcquire(g) {
-		m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, entrySkip))
+		m.l.SetHolderPC(core.SitePC(fpstack.CallerPC, entrySkip))
 	} else {
 		m.lockSlow(g, fpstack.CallerPC(entrySkip))
 	}
@@ -159,7 +159,7 @@ func (m *Mutex) TryLock() bool {
 	if !m.l.TryAcquire(g) {
 		return false
 	}
-	m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+	m.l.SetHolderPC(core.SitePC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		m.orderAcquired(g, true, mw)
 	}
@@ -192,7 +192,7 @@ func (m *Mutex) LockContext(ctx context.Context) error {
 			return err
 		}
 	}
-	m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+	m.l.SetHolderPC(core.SitePC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		m.orderAcquired(g, false, mw)
 	}
@@ -217,7 +217,7 @@ func (m *Mutex) LockTimeout(d time.Duration) bool {
 	if !m.l.FastAcquire(g) && !m.lockTimeoutSlow(g, d, fpstack.CallerPC(0)) {
 		return false
 	}
-	m.l.SetHolderPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+	m.l.SetHolderPC(core.SitePC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		m.orderAcquired(g, d <= 0, mw) // a wait of zero cannot block: no order edge
 	}

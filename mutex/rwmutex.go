@@ -93,7 +93,7 @@ func (rw *RWMutex) Lock() { rwLock(rw) }
 func rwLockGo(rw *RWMutex) {
 	g := gid.Get()
 	if rw.l.LockFast(g) {
-		rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, entrySkip))
+		rw.l.SetWriterPC(core.SitePC(fpstack.CallerPC, entrySkip))
 	} else {
 		rw.lockSlow(g)
 		rw.l.SetWriterPC(fpstack.CallerPC(entrySkip))
@@ -190,7 +190,7 @@ func (rw *RWMutex) TryLock() bool {
 	if !rw.l.TryLock(g) {
 		return false
 	}
-	rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+	rw.l.SetWriterPC(core.SitePC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, true, false, mw)
 	}
@@ -221,7 +221,7 @@ func (rw *RWMutex) LockContext(ctx context.Context) error {
 			return err
 		}
 	}
-	rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+	rw.l.SetWriterPC(core.SitePC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, false, mw)
 	}
@@ -248,7 +248,7 @@ func (rw *RWMutex) LockTimeout(d time.Duration) bool {
 	if !rw.l.LockFast(g) && !rw.lockTimeoutSlow(g, d) {
 		return false
 	}
-	rw.l.SetWriterPC(fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+	rw.l.SetWriterPC(core.SitePC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, d <= 0, false, mw) // a wait of zero cannot block: no order edge
 	}
@@ -350,7 +350,7 @@ func (rw *RWMutex) RLock() { rwRLock(rw) }
 func rwRLockGo(rw *RWMutex) {
 	g := gid.Get()
 	if rw.l.RLockFast(g, false) {
-		rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, entrySkip))
+		rw.l.SetReaderPC(g, core.SitePC(fpstack.CallerPC, entrySkip))
 	} else {
 		rw.rlockSlow(g)
 		rw.l.SetReaderPC(g, fpstack.CallerPC(entrySkip))
@@ -392,7 +392,7 @@ func (rw *RWMutex) TryRLock() bool {
 	if rw.l.Writer() == g || rw.l.HoldsRead(g) > 0 || !rw.l.TryRLock(g, false) {
 		return false
 	}
-	rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+	rw.l.SetReaderPC(g, core.SitePC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, true, true, mw)
 	}
@@ -421,7 +421,7 @@ func (rw *RWMutex) RLockContext(ctx context.Context) error {
 			return err
 		}
 	}
-	rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+	rw.l.SetReaderPC(g, core.SitePC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, false, true, mw)
 	}
@@ -446,7 +446,7 @@ func (rw *RWMutex) RLockTimeout(d time.Duration) bool {
 	if !rw.l.RLockFast(g, false) && !rw.rlockTimeoutSlow(g, d) {
 		return false
 	}
-	rw.l.SetReaderPC(g, fpstack.CheapCallerPC(fpstack.CallerPC, 0))
+	rw.l.SetReaderPC(g, core.SitePC(fpstack.CallerPC, 0))
 	if mw := core.OrderWord(); mw >= core.ModeOrder {
 		rw.orderAcquired(g, d <= 0, true, mw)
 	}
