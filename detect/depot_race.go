@@ -57,6 +57,7 @@ func depotIntern(h uint64, pcs []uintptr) *stackRec {
 		}
 	}
 	c := make([]uintptr, len(pcs))
+	//lint:ignore S1001 copy is runtime.slicecopy under -race, checked even from //go:norace code (see shiftHeld)
 	for j := range pcs {
 		c[j] = pcs[j]
 	}

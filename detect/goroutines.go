@@ -358,7 +358,7 @@ func (h *held) stale(g int64) bool {
 func (s *gstate) remove(i int) {
 	last := len(s.held) - 1
 	if i < last {
-		copy(s.held[i:], s.held[i+1:])
+		shiftHeld(s.held, i)
 	}
 	s.held[last] = held{}
 	s.held = s.held[:last]
@@ -463,5 +463,4 @@ func sweepOne(s *gstate, claimed *bool, suspects *[]*gstate) {
 		return
 	}
 	s.free(w &^ idleBit)
-	return
 }

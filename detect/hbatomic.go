@@ -21,3 +21,6 @@ func raceAcquireHolds(*gstate) {}
 // copyPCs returns the stack of another goroutine's held record, for
 // heldPCs: the record's own outside race builds.
 func copyPCs(pcs []uintptr) []uintptr { return pcs }
+
+// shiftHeld moves the records above i in hs down by one.
+func shiftHeld(hs []held, i int) { copy(hs[i:], hs[i+1:]) }

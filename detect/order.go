@@ -291,7 +291,7 @@ func (*engine) Released(l *core.Lock, g int64) {
 		if hs[i].meta.Addr == a {
 			last := len(hs) - 1
 			if i < last {
-				copy(hs[i:], hs[i+1:])
+				shiftHeld(hs, i)
 			}
 			hs[last] = held{}
 			hs = hs[:last]
