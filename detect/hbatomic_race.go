@@ -29,9 +29,10 @@ import (
 // goroutine's record is copied by //go:norace code (copyPCs).
 //
 // They are also cheaper: each sync/atomic operation is a call into the
-// race runtime (about 55 ns a load, 80-140 ns a CompareAndSwap), and an
-// uncontended Lock/Unlock pair taken alone makes several (go test -race
-// -run '^$' -bench LonePair -cpu 1 ./detect).
+// race runtime, several times a plain access, and an uncontended
+// Lock/Unlock pair taken alone made several; hidden, the pair costs about
+// half the CPU time it did (go test -race -run '^$' -bench LonePair -cpu 1
+// ./detect).
 
 type hbInt64 struct{ v int64 }
 

@@ -8,9 +8,9 @@ package rt
 // where sync/atomic would order every goroutine after the goroutines that
 // used the same record or flag before it, and so hide a data race between
 // goroutines that never synchronize in the program; each is also a call
-// into the race runtime (about 55 ns a load, 80-140 ns a CompareAndSwap on
-// the CPU go test -race -run '^$' -bench LonePair ./detect runs on, where
-// a plain access costs 7). The memory such an operation guards must be
+// into the race runtime, several times a plain access (go test -race -run
+// '^$' -bench LonePair -cpu 1 ./detect times what they cost a lock taken
+// alone). The memory such an operation guards must be
 // touched only by //go:norace code, or the detector reports races on it.
 //
 // On amd64 and arm64 (without purego) they are assembly, which the race
