@@ -1,12 +1,6 @@
 package detect
 
-import (
-	"math/bits"
-	"slices"
-	"sync"
-
-	"github.com/locksmith-go/locksmith/internal/fpstack"
-)
+import "github.com/locksmith-go/locksmith/internal/fpstack"
 
 // A stackRec is an interned stack (program counters), immutable. Edges
 // and held records point to them: the same acquisition site, reached by
@@ -17,11 +11,6 @@ import (
 type stackRec struct {
 	pcs  []uintptr // an fpstack record
 	next *stackRec // same-hash chain
-}
-
-var depot struct {
-	mu sync.Mutex
-	m  map[uint64]*stackRec
 }
 
 // stackDepth is how many frames a captured stack keeps, after those of
@@ -54,34 +43,6 @@ func capture() *stackRec {
 	var buf [1 + 3 + stackDepth + 4]uintptr
 	n := fpstack.Record(3, buf[:])
 	return intern(buf[:n])
-}
-
-// intern returns the depot's record of pcs, adding one if there is none.
-//
-// The hash takes one multiply and a rotation per word, and mixes fully
-// once at the end. mix on every word (two multiplies and three shifts in
-// a chain) would double the cost of a hit for a stack of 20 words, more
-// than the depot's lock and lookup together (go test -run '^$' -bench
-// InternHit ./detect).
-func intern(pcs []uintptr) *stackRec {
-	h := uint64(len(pcs))
-	for _, pc := range pcs {
-		h = bits.RotateLeft64((h^uint64(pc))*0x9e3779b97f4a7c15, 29)
-	}
-	h = mix(h, 0)
-	depot.mu.Lock()
-	defer depot.mu.Unlock()
-	for r := depot.m[h]; r != nil; r = r.next {
-		if slices.Equal(r.pcs, pcs) {
-			return r
-		}
-	}
-	if depot.m == nil {
-		depot.m = map[uint64]*stackRec{}
-	}
-	r := &stackRec{pcs: slices.Clone(pcs), next: depot.m[h]}
-	depot.m[h] = r
-	return r
 }
 
 func (r *stackRec) frames() []Frame {

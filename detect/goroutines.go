@@ -3,7 +3,6 @@ package detect
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/locksmith-go/locksmith/internal/compat"
 	"github.com/locksmith-go/locksmith/internal/core"
@@ -28,7 +27,7 @@ type held struct {
 // one of them touches held at a time, and that CompareAndSwap orders its
 // accesses after the previous user's.
 type gstate struct {
-	w    atomic.Int64
+	w    hbInt64
 	held []held
 	// checked is len(held) after the last staleness check (see drop).
 	checked int
@@ -42,7 +41,7 @@ type gstate struct {
 	// finds a count of 0 (its own increments come before in its program
 	// order, and a decrement after the gstate stopped being its) and
 	// another goroutine's ID in its home slot has no gstate.
-	away atomic.Int32
+	away hbInt32
 	_    [20]byte // one cache line per gstate in gtable
 }
 
@@ -110,7 +109,7 @@ const (
 
 var (
 	gtable    [gslots]gstate
-	overflowN atomic.Int32
+	overflowN hbInt32
 	overflow  [overflowShards]struct {
 		mu sync.Mutex
 		m  map[int64]*gstate
@@ -258,6 +257,8 @@ func adopt(s *gstate, w, g int64) {
 // leave ends g's use of s, which stays g's: idle if g holds nothing (n
 // is len(s.held), which the caller knows: a read less; a lone record,
 // see lone.go, counts as a hold).
+//
+//go:norace
 func (s *gstate) leave(g int64, n int) {
 	if n > 0 || s.lone.addr != 0 {
 		s.w.Store(g)
@@ -269,6 +270,8 @@ func (s *gstate) leave(g int64, n int) {
 
 // free empties s, g's, and makes it available; its user (the sweeper,
 // with sweepBit set) calls it.
+//
+//go:norace
 func (s *gstate) free(g int64) {
 	if cap(s.held) > 64 {
 		s.held = nil
@@ -336,6 +339,8 @@ func claim(g int64) *gstate {
 // off) is not stale: it becomes the read record that ReleasedRW makes of
 // a downgrade in Order mode. The caller owns h's gstate (busy, or the
 // sweeper's).
+//
+//go:norace
 func (h *held) stale(g int64) bool {
 	if h.meta.Holds(g, h.read) {
 		return false
@@ -348,10 +353,12 @@ func (h *held) stale(g int64) bool {
 }
 
 // remove deletes record i; the vacated slot is cleared.
+//
+//go:norace
 func (s *gstate) remove(i int) {
 	last := len(s.held) - 1
 	if i < last {
-		copy(s.held[i:], s.held[i+1:])
+		shiftHeld(s.held, i)
 	}
 	s.held[last] = held{}
 	s.held = s.held[:last]
@@ -360,6 +367,8 @@ func (s *gstate) remove(i int) {
 // drop removes every stale record. Acquired calls it when the stack has
 // doubled since the last check, so that records left by releases the
 // detector did not see cannot pile up.
+//
+//go:norace
 func (s *gstate) drop(g int64) {
 	for i := len(s.held) - 1; i >= 0; i-- {
 		if s.held[i].stale(g) {
@@ -371,7 +380,7 @@ func (s *gstate) drop(g int64) {
 
 // The sweeper runs from a cleanup attached to a throw-away object, that is
 // once per garbage collection, while any gstate is claimed.
-var sweepArmed atomic.Bool
+var sweepArmed hbBool
 
 type gcTick struct{ _ *byte } // a pointer, so that it is not a tiny allocation
 
@@ -392,39 +401,11 @@ func sweepTick(int) {
 // sweep drops stale records from every gstate that its goroutine is not
 // using right now, frees those left empty, and reports whether any gstate
 // is still claimed.
+//
+//go:norace
 func sweep() (claimed bool) {
 	var suspects []*gstate // holding a lone record alone, seen by an earlier sweep
-	visit := func(s *gstate) (freed bool) {
-		w := s.w.Load()
-		if w == 0 {
-			return false
-		}
-		if w&(busyBit|sweepBit) != 0 || !s.w.CompareAndSwap(w, w|sweepBit) {
-			claimed = true
-			return false
-		}
-		s.drop(w &^ idleBit)
-		if s.loneStale() {
-			s.dropLone()
-		}
-		if s.lone.addr != 0 {
-			if len(s.held) == 0 && s.lone.swept {
-				suspects = append(suspects, s)
-			} else {
-				claimed = true
-			}
-			s.lone.swept = true
-			s.w.Store(w)
-			return false
-		}
-		if len(s.held) > 0 {
-			claimed = true
-			s.w.Store(w)
-			return false
-		}
-		s.free(w &^ idleBit)
-		return true
-	}
+	visit := func(s *gstate) { sweepOne(s, &claimed, &suspects) }
 	for i := range gtable {
 		visit(&gtable[i])
 	}
@@ -445,4 +426,41 @@ func sweep() (claimed bool) {
 		}
 	}
 	return claimed
+}
+
+// sweepOne is sweep's visit of s: it drops s's stale records and frees s
+// if that leaves it empty, and it sets *claimed if s stays claimed, and
+// adds s to *suspects if it holds only a lone record an earlier sweep saw.
+//
+//go:norace
+func sweepOne(s *gstate, claimed *bool, suspects *[]*gstate) {
+	w := s.w.Load()
+	if w == 0 {
+		return
+	}
+	if w&(busyBit|sweepBit) != 0 || !s.w.CompareAndSwap(w, w|sweepBit) {
+		*claimed = true
+		return
+	}
+	raceAcquireHolds(s)
+	s.drop(w &^ idleBit)
+	if s.loneStale() {
+		s.dropLone()
+	}
+	if s.lone.addr != 0 {
+		if len(s.held) == 0 && s.lone.swept {
+			*suspects = append(*suspects, s)
+		} else {
+			*claimed = true
+		}
+		s.lone.swept = true
+		s.w.Store(w)
+		return
+	}
+	if len(s.held) > 0 {
+		*claimed = true
+		s.w.Store(w)
+		return
+	}
+	s.free(w &^ idleBit)
 }

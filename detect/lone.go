@@ -2,7 +2,6 @@ package detect
 
 import (
 	"runtime"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -92,11 +91,13 @@ type deferredEdge struct {
 
 // orderEpoch counts the times Order mode was entered or left (see
 // install).
-var orderEpoch atomic.Uint32
+var orderEpoch hbUint32
 
 // tryLone records g's acquisition of l, which has no Meta, as a lone
 // hold if g holds nothing else, and reports whether it did. s is g's
 // gstate, busy; tryLone leaves it if it made the record.
+//
+//go:norace
 func tryLone(s *gstate, l *core.Lock, k *core.Class, g int64, try, read bool) bool {
 	a := uintptr(unsafe.Pointer(l))
 	if len(s.held) != 0 {
@@ -117,6 +118,8 @@ func tryLone(s *gstate, l *core.Lock, k *core.Class, g int64, try, read bool) bo
 }
 
 // dropLone forgets s's lone record without adding its deferred edges.
+//
+//go:norace
 func (s *gstate) dropLone() {
 	defs := s.lone.defs
 	clear(defs)
@@ -126,6 +129,8 @@ func (s *gstate) dropLone() {
 // loneEdge is nearest's answer for the lone lock, reached below every
 // record that passes through: the deferred edge into m, if known, or a
 // miss (validate defers it).
+//
+//go:norace
 func (s *gstate) loneEdge(m *core.Meta) (at *stackRec, known, miss bool) {
 	lh := &s.lone
 	if lh.addr == 0 || lh.addr == m.Addr {
@@ -145,6 +150,8 @@ func (s *gstate) loneEdge(m *core.Meta) (at *stackRec, known, miss bool) {
 // deferEdge keeps the edge from s's lone lock into m, acquired at at,
 // for the lone lock's release; validate calls it when its walk of the
 // held records reaches the lone one.
+//
+//go:norace
 func (s *gstate) deferEdge(m *core.Meta, at *stackRec, read bool) {
 	lh := &s.lone
 	if lh.addr == 0 || lh.addr == m.Addr {
@@ -165,6 +172,8 @@ func (s *gstate) deferEdge(m *core.Meta, at *stackRec, read bool) {
 // edges to the graph: l gets its Meta. It returns the cycles they close
 // (only a read hold's can close any: see the top of this file). s is g's
 // gstate, busy.
+//
+//go:norace
 func releaseLone(s *gstate, l *core.Lock, g int64) (found []pending) {
 	lh := &s.lone
 	if len(lh.defs) == 0 && !lh.wrote {
@@ -234,6 +243,8 @@ func deliverFound(found []pending) {
 
 // loneStale reports whether s's lone record is stale by its epoch; the
 // sweeper owns s.
+//
+//go:norace
 func (s *gstate) loneStale() bool {
 	return s.lone.addr != 0 && s.lone.epoch != orderEpoch.Load()
 }
@@ -250,6 +261,8 @@ var lastLoneDump time.Time
 // only a lone record that an earlier sweep saw too) whose goroutine has
 // exited, if a dump is due, and reports whether any of them stays
 // claimed.
+//
+//go:norace
 func sweepLone(suspects []*gstate) (claimed bool) {
 	if len(suspects) == 0 {
 		return false
@@ -306,25 +319,11 @@ type loneHolding struct {
 // lock held alone has no Meta, so the registry that heldNow reads does
 // not list it. Each gstate is read under sweepBit, as the sweeper reads
 // it; one its goroutine is using right now is read once it is done.
+//
+//go:norace
 func loneHeldNow() []loneHolding {
 	var out []loneHolding
-	visit := func(s *gstate) {
-		for {
-			w := s.w.Load()
-			if w == 0 || w&idleBit != 0 {
-				return // free, or idle: no lone record
-			}
-			if w&(busyBit|sweepBit) != 0 || !s.w.CompareAndSwap(w, w|sweepBit) {
-				runtime.Gosched()
-				continue
-			}
-			if lh := s.lone; lh.addr != 0 && lh.epoch == orderEpoch.Load() {
-				out = append(out, loneHolding{g: w & gMask, addr: lh.addr, k: lh.class, read: lh.read})
-			}
-			s.w.Store(w)
-			return
-		}
-	}
+	visit := func(s *gstate) { loneHeldOf(s, &out) }
 	for i := range gtable {
 		visit(&gtable[i])
 	}
@@ -343,4 +342,25 @@ func loneHeldNow() []loneHolding {
 		}
 	}
 	return out
+}
+
+// loneHeldOf appends s's lone record to *out, for loneHeldNow.
+//
+//go:norace
+func loneHeldOf(s *gstate, out *[]loneHolding) {
+	for {
+		w := s.w.Load()
+		if w == 0 || w&idleBit != 0 {
+			return // free, or idle: no lone record
+		}
+		if w&(busyBit|sweepBit) != 0 || !s.w.CompareAndSwap(w, w|sweepBit) {
+			runtime.Gosched()
+			continue
+		}
+		if lh := s.lone; lh.addr != 0 && lh.epoch == orderEpoch.Load() {
+			*out = append(*out, loneHolding{g: w & gMask, addr: lh.addr, k: lh.class, read: lh.read})
+		}
+		s.w.Store(w)
+		return
+	}
 }

@@ -129,6 +129,8 @@ func (*engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) 
 // Acquired); s is g's gstate, busy; late says that it is a read-write
 // lock's first write-lock with edges pending. It returns the delivery of
 // the reports it found, or nil.
+//
+//go:norace
 func acquire(s *gstate, l *core.Lock, k *core.Class, m *core.Meta, g int64, try, read, late bool) (report func()) {
 	// hs is s.held, read once: under the race detector each read of a
 	// field costs a call into the race runtime.
@@ -201,6 +203,8 @@ func acquire(s *gstate, l *core.Lock, k *core.Class, m *core.Meta, g int64, try,
 // if its held record has the stack. The caller must know that g's records
 // do not change meanwhile (g is parked in a deadlock, or is the caller);
 // the sweeper is kept out while they are read.
+//
+//go:norace
 func heldPCs(g int64, id uint64) []uintptr {
 	s := lookup(g)
 	if s == nil || !s.w.CompareAndSwap(g, g|sweepBit) {
@@ -210,7 +214,7 @@ func heldPCs(g int64, id uint64) []uintptr {
 	for i := len(s.held) - 1; i >= 0; i-- {
 		if s.held[i].meta.ID == id { // a lone record has no stack: not found
 			if at := s.held[i].at; at != nil {
-				return at.pcs
+				return copyPCs(at.pcs)
 			}
 			return nil
 		}
@@ -227,12 +231,16 @@ func heldPCs(g int64, id uint64) []uintptr {
 // while x -> z is a dependency between two write-locked locks. A read
 // hold of a lock already write-locked keeps the path usable (the flag is
 // never cleared), so nested readers of such locks still add one edge each.
+//
+//go:norace
 func (h *held) passThrough() bool { return h.try || h.read && !written(h.meta) }
 
 // unwrittenWrite reports whether h is a write hold, taken by TryLock, of
 // a read-write lock without writeSeen: an acquisition under it sends the
 // goroutine to validate, which sets the flag (a writer holding the lock
 // while it waits for another holds out the lock's readers).
+//
+//go:norace
 func unwrittenWrite(h *held) bool { return !h.read && !written(h.meta) }
 
 // nearest looks up, lock-free, the edges into m from the nearest lock in
@@ -244,6 +252,8 @@ func unwrittenWrite(h *held) bool { return !h.read && !written(h.meta) }
 // validate, which the caller runs then, drops it, so it sends the
 // goroutine to validate once. (Checking here would cost every new edge a
 // load of the lock's weak pointer and owner more.)
+//
+//go:norace
 func nearest(s *gstate, hs []held, m *core.Meta) (at *stackRec, known, miss bool) {
 	for i := len(hs) - 1; i >= 0; i-- {
 		h := &hs[i]
@@ -268,6 +278,8 @@ func nearest(s *gstate, hs []held, m *core.Meta) (at *stackRec, known, miss bool
 // record whose lock was collected (another lock may be at its address
 // now) is stale, and dropped all the same. A lone record (lone.go) is
 // found by its address too; its deferred edges enter the graph then.
+//
+//go:norace
 func (*engine) Released(l *core.Lock, g int64) {
 	s := enterHeld(g)
 	if s == nil {
@@ -279,7 +291,7 @@ func (*engine) Released(l *core.Lock, g int64) {
 		if hs[i].meta.Addr == a {
 			last := len(hs) - 1
 			if i < last {
-				copy(hs[i:], hs[i+1:])
+				shiftHeld(hs, i)
 			}
 			hs[last] = held{}
 			hs = hs[:last]
@@ -303,6 +315,8 @@ func (*engine) Released(l *core.Lock, g int64) {
 // holds (an RWMonitor's writer that read-locked, then unlocked). A
 // goroutine holds a non-reentrant class's lock once, in one mode, so its
 // release drops the record without asking the lock (see AcquiredRW).
+//
+//go:norace
 func (*engine) ReleasedRW(l *core.Lock, g int64, read bool) {
 	m := l.PeekMeta()
 	s := enterHeld(g)

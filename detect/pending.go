@@ -124,6 +124,8 @@ func newPending(path []*edge, closing *edge) pending {
 // for reading if read), and returns the cycles any of them closes. s is
 // g's gstate, busy. The edge from s's lone lock (lone.go), reached when
 // every record passes through, is deferred to that lock's release.
+//
+//go:norace
 func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found []pending) {
 	var wrote []*core.Meta
 	bottom := true // every record passes through: the lone lock is next
@@ -182,6 +184,8 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found 
 // known edge that was not the nearest), the PC the lock keeps of g's
 // acquisition, as a one-frame record. g holds the lock (validate has
 // dropped stale records), so that PC is g's own.
+//
+//go:norace
 func heldAt(h *held, g int64) *stackRec {
 	if h.at != nil {
 		return h.at

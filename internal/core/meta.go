@@ -180,6 +180,7 @@ func (l *Lock) newMeta(k *Class) *Meta {
 			m = new(Meta)
 		}
 		m.ID, m.Class, m.Addr, m.lock = id, k, uintptr(unsafe.Pointer(l)), compat.MakeWeak(l)
+		raceMadeMeta(m)
 		if !l.meta.CompareAndSwap(old, m) {
 			continue
 		}

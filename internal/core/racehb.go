@@ -10,8 +10,12 @@ package core
 func RaceHide() {}
 func RaceShow() {}
 
-func raceReleaseMeta(m *Meta)   {}
-func raceAcquireMeta(m *Meta)   {}
+func raceReleaseMeta(m *Meta) {}
+func raceAcquireMeta(m *Meta) {}
+func raceMadeMeta(m *Meta)    {}
+
+// RaceAcquireMeta orders the caller after m's maker in race builds.
+func RaceAcquireMeta(m *Meta)   {}
 func raceReleaseTag(t *CondTag) {}
 func raceAcquireTag(t *CondTag) {}
 

@@ -53,6 +53,15 @@ func raceReleaseMeta(m *Meta) {
 }
 func raceAcquireMeta(m *Meta) { runtime.RaceAcquire(unsafe.Pointer(m)) }
 
+// raceMadeMeta releases a new Meta's fields on its address, for the
+// readers that find it other than through its lock: Order mode's sweeper,
+// through another goroutine's records (RaceAcquireMeta).
+func raceMadeMeta(m *Meta) { runtime.RaceReleaseMerge(unsafe.Pointer(m)) }
+
+// RaceAcquireMeta orders the caller after m's maker (raceMadeMeta) and
+// the goroutines that registered waits on it (raceReleaseMeta).
+func RaceAcquireMeta(m *Meta) { runtime.RaceAcquire(unsafe.Pointer(m)) }
+
 // raceReleaseTag and raceAcquireTag are the same for a Cond wait's entry
 // in the table of condwaits.go, on its CondTag, which only the Cond's
 // waits register.

@@ -90,6 +90,15 @@
 //     one warning to stderr. Fallback: purego (weak_purego.go), Value.
 //     Re-check: weak.Pointer in weak/pointer.go, freeSpecial and
 //     internal_weak_runtime_makeStrongFromWeak in runtime/mheap.go.
+//  11. Hidden atomics (hidden_race*.go, hidden_race_amd64.s,
+//     hidden_race_arm64.s), race builds only: atomic operations in
+//     assembly, which the race detector does not instrument, for detect's
+//     goroutine table; they rely on the race detector seeing only Go code
+//     and sync/atomic (the compiler instruments no assembly). Check: the
+//     racehb tests under -race (internal/testkit/racehb). Fallback:
+//     purego and other architectures use sync/atomic between
+//     runtime.RaceDisable and RaceEnable (hidden_race_other.go). Re-check:
+//     that sync/atomic's race versions are still what -race instruments.
 //
 // When a Go release lands: run go test ./... and -tags purego with it;
 // diff the runtime files named above; capture its dumps

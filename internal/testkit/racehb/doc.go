@@ -4,7 +4,11 @@
 // different Conds: the library's own bookkeeping on the park path (the
 // registry of waits, the registry of Metas, the table of Cond waits and
 // the list of Conds the watchdog reads, the counters and timers it
-// arms) must not order the two (see internal/core/racehb_race.go).
+// arms) must not order the two (see internal/core/racehb_race.go); nor
+// must, in Order mode, the goroutine table that holds each goroutine's
+// records of its holds and the stack depot, so the tests also run two
+// goroutines that each take a different lock alone, and one that nests
+// locks beside one that does not (see detect/hbatomic_race.go).
 //
 // Each test runs a shape in a child process, the test binary re-executed,
 // and counts the race reports the child prints: a race the parent

@@ -45,6 +45,12 @@ var shapes = map[string]func(){
 	"slotok":  func() { slotShape(true, core.CondTableSize) },
 	"dom":     func() { slotShape(false, core.DomCacheSize) },
 	"domok":   func() { slotShape(true, core.DomCacheSize) },
+	"alone":   func() { aloneShape(false, false, false) },
+	"aloneok": func() { aloneShape(true, false, false) },
+	"rw":      func() { aloneShape(false, true, false) },
+	"rwok":    func() { aloneShape(true, true, false) },
+	"nest":    func() { aloneShape(false, false, true) },
+	"nestok":  func() { aloneShape(true, false, true) },
 }
 
 // y is what the shape's two goroutines race on.
@@ -135,6 +141,55 @@ func parkB(l *mutex.Mutex, held, goB *signal, done chan struct{}, synced bool) {
 		<-done
 	}
 	_ = y
+}
+
+// aloneShape: goroutine A writes y, then takes and releases l1, a lock
+// it takes alone (holding no other lock, and nobody waits); once A is
+// done, goroutine B takes and releases l2 the same way and reads y. With
+// rw the locks are RWMutexes, A write-locks and B read-locks. If nest, A
+// takes a lock of its own under l1 (a nesting, which Order mode records
+// in its lock-order graph), and B still takes l2 alone. As in parkShape,
+// nothing orders A's write before B's read but, if synced, a channel.
+func aloneShape(synced, rw, nest bool) {
+	var l1, l2 mutex.RWMutex
+	var m1, m2, inner mutex.Mutex
+	var aDone signal
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		y = 1
+		close(done)
+		if rw {
+			l1.Lock()
+			l1.Unlock()
+		} else {
+			m1.Lock()
+			if nest {
+				inner.Lock()
+				inner.Unlock()
+			}
+			m1.Unlock()
+		}
+		aDone.set()
+	}()
+	go func() {
+		defer wg.Done()
+		aDone.wait()
+		if rw {
+			l2.RLock()
+			l2.RUnlock()
+		} else {
+			m2.Lock()
+			m2.Unlock()
+		}
+		if synced {
+			<-done
+		}
+		_ = y
+	}()
+	wg.Wait()
 }
 
 // condShape is parkShape with Cond waits: A writes y and waits on c1
@@ -289,17 +344,18 @@ func races(t *testing.T, shape, mode string) int {
 }
 
 // The shapes with a race and the modes in which it must be reported once.
-// Order mode is left out: its own records of each goroutine's holds
-// still order goroutines that take different locks, in some runs or all.
 var racy = []struct {
 	shape string
 	modes []string
 }{
-	{"park", []string{"off", "cycles"}},
-	{"cond", []string{"off", "cycles"}},
-	{"condq", []string{"off", "cycles"}},
-	{"slot", []string{"cycles"}}, // off registers no Cond wait
-	{"dom", []string{"off", "cycles"}},
+	{"alone", []string{"off", "cycles", "order"}},
+	{"rw", []string{"off", "cycles", "order"}},
+	{"nest", []string{"off", "cycles", "order"}},
+	{"park", []string{"off", "cycles", "order"}},
+	{"cond", []string{"off", "cycles", "order"}},
+	{"condq", []string{"off", "cycles", "order"}},
+	{"slot", []string{"cycles", "order"}}, // off registers no Cond wait
+	{"dom", []string{"off", "cycles", "order"}},
 }
 
 // attempts is how many runs of a racy shape may report nothing before
@@ -335,7 +391,7 @@ func TestWaitsOrderNoOtherLock(t *testing.T) {
 // TestSyncedNoRace: with the two goroutines ordered by a channel, the
 // same shapes report no race, in every mode.
 func TestSyncedNoRace(t *testing.T) {
-	for _, shape := range []string{"synced", "condok", "condqok", "slotok", "domok"} {
+	for _, shape := range []string{"synced", "condok", "condqok", "slotok", "domok", "aloneok", "rwok", "nestok"} {
 		for _, mode := range []string{"off", "cycles", "order"} {
 			if n := races(t, shape, mode); n != 0 {
 				t.Errorf("%s shape in %s mode: %d data races reported, want 0", shape, mode, n)
