@@ -22,7 +22,7 @@
 // The mode is read at start-up from LOCKSMITH_DETECT (off, cycles or
 // order; also Off, OFF and so on), so that
 //
-//	LOCKSMITH_DETECT=order go test -race ./...
+//	LOCKSMITH_DETECT=order go test ./...
 //
 // turns full checking on without code changes; Configure(WithMode(...))
 // changes it at run time. Any other value stops the program at start-up
@@ -62,7 +62,8 @@
 // (Order mode) or first wait (Cycles mode). Where each goroutine took the
 // lock it holds is recorded in every mode, as one PC kept by the lock
 // for its holder, or beside its reader slot for a reader (the purego
-// build records it only when the acquisition had to wait), and in Order
+// build and Go 1.22 record it on the fast paths in Order mode only, in
+// Off and Cycles modes only when the acquisition waited), and in Order
 // mode also as a stack when the acquisition was new; a report's first
 // line names its locks the same way. Each problem is reported
 // once: reports whose steps are at the same call sites are one problem,
