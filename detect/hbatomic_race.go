@@ -24,15 +24,16 @@ import (
 // so that the detector neither orders the parties nor checks what it no
 // longer sees ordered. The one thing a reader of another goroutine's
 // records needs ordered before it, the Meta's fields set by its maker, is
-// released on the Meta's address when it is made (core.RaceAcquireMeta) and acquired by the sweeper before it asks the Meta whether the
-// lock is still held (raceAcquireHolds); a stack read from another
-// goroutine's record is copied by //go:norace code (copyPCs).
+// released on the Meta's address when it is made and acquired by the
+// sweeper before it asks the Meta whether the lock is still held
+// (raceAcquireHolds); a stack read from another goroutine's record is
+// copied by //go:norace code (copyPCs).
 //
 // They are also cheaper: each sync/atomic operation is a call into the
 // race runtime, several times a plain access, and an uncontended
-// Lock/Unlock pair taken alone made several; hidden, the pair costs about
-// half the CPU time it did (go test -race -run '^$' -bench LonePair -cpu 1
-// ./detect).
+// Lock/Unlock pair taken alone makes several, where a hidden one costs
+// what the instruction costs (go test -race -run '^$' -bench LonePair
+// -cpu 1 ./detect).
 
 type hbInt64 struct{ v int64 }
 
