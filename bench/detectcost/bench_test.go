@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sasha-s/go-deadlock"
 
@@ -25,9 +26,11 @@ import (
 // The cost of detection, each ratio within one run:
 // Cycles against Off for the uncontended pair; Order mode against
 // go-deadlock's default mode and sync.Mutex for two nested locks; Order
-// mode against go-deadlock for contended throughput. Every case goes
-// through the same helper and calls the locks through sync.Locker, so
-// sync.Mutex pays the same dynamic dispatch as the others.
+// mode against go-deadlock for contended throughput. The uncontended
+// pair calls each lock on its concrete type (see
+// BenchmarkMutexUncontendedPair); the other benchmarks go through one
+// helper and call the locks through sync.Locker, so sync.Mutex pays the
+// same dynamic dispatch as the others there.
 //
 //	go test -run '^$' -bench . -benchtime 1s -count 5 ./bench/detectcost | benchstat -
 
@@ -85,41 +88,96 @@ func newMonitor() sync.Locker { return new(monitor.Monitor) }
 // BenchmarkMutexUncontendedPair is one Lock/Unlock pair by one goroutine,
 // by mode: Cycles does no more than Off on this path. cpu-ns/op is the
 // process's CPU time per pair, steadier than ns/op on a shared machine.
-//
-// Its ratios to sync.Mutex are lower than lockbench's uncontended table
-// (go run ./cmd/lockbench -workload headline, from bench) for the same
-// locks: every case here calls through sync.Locker, so each pair pays
-// two indirect calls, and sync.Mutex loses the inlining of its fast path,
-// a few nanoseconds added to numerator and denominator alike; lockbench
-// calls the concrete types' methods (bench.Pairs), as a program holding a
-// *mutex.Mutex does. Both use a fresh lock and one goroutine. For the
-// cost of one lock type against another, lockbench's ratio is the one to
-// quote; these are for comparing modes of one lock in one run.
+// Each case calls its lock's methods on the concrete type, as a program
+// holding a *mutex.Mutex does and as lockbench's uncontended table does
+// (bench.Pairs; go run ./cmd/lockbench -workload headline, from bench),
+// so that the two agree on the ratios to sync.Mutex: through sync.Locker
+// each pair would pay two indirect calls and sync.Mutex would lose the
+// inlining of its fast path, a few nanoseconds added to numerator and
+// denominator alike. Both use a fresh lock and one goroutine; lockbench
+// runs more rounds and reports their spread, so its ratio is the one to
+// quote, these the ones to compare modes of one lock in one run.
 func BenchmarkMutexUncontendedPair(b *testing.B) {
-	cases := []benchCase{
-		{"sync.Mutex", undetected(newSync)},
-		{"mutex.Mutex/off", inMode(detect.Off, newMutex)},
-		{"mutex.Mutex/cycles", inMode(detect.Cycles, newMutex)},
-		{"mutex.Mutex/order", inMode(detect.Order, newMutex)},
-		{"monitor.Monitor/off", inMode(detect.Off, newMonitor)},
-		{"monitor.Monitor/cycles", inMode(detect.Cycles, newMonitor)},
-		{"monitor.Monitor/order", inMode(detect.Order, newMonitor)},
-		{"go-deadlock", goDeadlockDefault},
-	}
-	for _, c := range cases {
-		b.Run(c.name, func(b *testing.B) {
-			locks, teardown := c.setup(1)
-			defer teardown()
-			l := locks[0]
-			b.ReportAllocs()
-			cpu0 := cputime.Total()
+	cases := []struct {
+		name string
+		run  func(b *testing.B)
+	}{
+		{"sync.Mutex", func(b *testing.B) {
+			var l sync.Mutex
+			c := startCPU(b)
 			for b.Loop() {
 				l.Lock()
 				l.Unlock()
 			}
-			b.ReportMetric(float64((cputime.Total()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
-		})
+			c.report()
+		}},
+		{"mutex.Mutex/off", mutexPairs(detect.Off)},
+		{"mutex.Mutex/cycles", mutexPairs(detect.Cycles)},
+		{"mutex.Mutex/order", mutexPairs(detect.Order)},
+		{"monitor.Monitor/off", monitorPairs(detect.Off)},
+		{"monitor.Monitor/cycles", monitorPairs(detect.Cycles)},
+		{"monitor.Monitor/order", monitorPairs(detect.Order)},
+		{"go-deadlock", func(b *testing.B) {
+			_, teardown := goDeadlockDefault(0)
+			defer teardown()
+			l := new(deadlock.Mutex)
+			c := startCPU(b)
+			for b.Loop() {
+				l.Lock()
+				l.Unlock()
+			}
+			c.report()
+		}},
 	}
+	for _, c := range cases {
+		b.Run(c.name, c.run)
+	}
+}
+
+// mutexPairs and monitorPairs time the pair of a fresh lock of their type
+// in mode.
+func mutexPairs(mode detect.Mode) func(*testing.B) {
+	return func(b *testing.B) {
+		defer detect.Configure(detect.WithMode(mode), detect.WithWaitTimeout(0))()
+		l := new(mutex.Mutex)
+		c := startCPU(b)
+		for b.Loop() {
+			l.Lock()
+			l.Unlock()
+		}
+		c.report()
+	}
+}
+
+func monitorPairs(mode detect.Mode) func(*testing.B) {
+	return func(b *testing.B) {
+		defer detect.Configure(detect.WithMode(mode), detect.WithWaitTimeout(0))()
+		l := new(monitor.Monitor)
+		c := startCPU(b)
+		for b.Loop() {
+			l.Lock()
+			l.Unlock()
+		}
+		c.report()
+	}
+}
+
+// cpuStart is a benchmark's CPU time at its start. Each case writes its
+// own loop, so that its lock's methods are called on the concrete type:
+// a loop taking the pair as a func would call it indirectly.
+type cpuStart struct {
+	b    *testing.B
+	cpu0 time.Duration
+}
+
+func startCPU(b *testing.B) cpuStart {
+	b.ReportAllocs()
+	return cpuStart{b, cputime.Total()}
+}
+
+// report reports the CPU time per iteration since c was taken.
+func (c cpuStart) report() {
+	c.b.ReportMetric(float64((cputime.Total()-c.cpu0).Nanoseconds())/float64(c.b.N), "cpu-ns/op")
 }
 
 // BenchmarkMutexNestedPair takes two locks nested and releases them: in
