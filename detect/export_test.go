@@ -36,12 +36,14 @@ func OwnerOf(l sync.Locker) int64 { return adapt(l).Lock.Owner() }
 
 // LockID returns the detector's ID for l, creating its metadata if needed.
 func LockID(l sync.Locker) uint64 {
+	drainNestsNow()
 	a := adapt(l)
 	return a.Lock.Meta(a.Class).ID
 }
 
 // HasEdge reports whether the lock-order graph has the edge a -> b.
 func HasEdge(a, b sync.Locker) bool {
+	drainNestsNow()
 	ma, mb := adapt(a).Lock.PeekMeta(), adapt(b).Lock.PeekMeta()
 	if ma == nil || mb == nil {
 		return false
@@ -54,6 +56,7 @@ func HasEdge(a, b sync.Locker) bool {
 // HasPath reports whether the lock-order graph has a path a ->* b of
 // edges in the order.
 func HasPath(a, b sync.Locker) bool {
+	drainNestsNow()
 	ma, mb := adapt(a).Lock.PeekMeta(), adapt(b).Lock.PeekMeta()
 	if ma == nil || mb == nil {
 		return false
@@ -84,6 +87,7 @@ func HasPath(a, b sync.Locker) bool {
 // the nodes' lists and their positions agree. It returns "" or what is
 // wrong.
 func OrderConsistent() string {
+	drainNestsNow()
 	graphMu.Lock()
 	defer graphMu.Unlock()
 	pos := map[int64]uint64{}
@@ -151,6 +155,7 @@ type Stats struct {
 
 // ReadStats returns the sizes of the detector's tables.
 func ReadStats() Stats {
+	drainNestsNow()
 	var s Stats
 	graphMu.Lock()
 	s.Nodes = graph.Len()
@@ -280,7 +285,12 @@ func Home() (slot int, atHome bool) {
 func HomeAway(slot int) int { return int(gtable[slot].away.Load()) }
 
 // PeekMeta returns l's metadata, or nil if it has none.
-func PeekMeta(l sync.Locker) *core.Meta { return adapt(l).Lock.PeekMeta() }
+// PeekMeta returns l's Meta, or nil, once the nestings waiting for the
+// drainer are drained (nest.go).
+func PeekMeta(l sync.Locker) *core.Meta {
+	drainNestsNow()
+	return adapt(l).Lock.PeekMeta()
+}
 
 // SlabSize is how many locks' detection states one allocation holds.
 const SlabSize = slabSize
@@ -301,3 +311,32 @@ func SetDeadlockHook(f func()) (restore func()) {
 
 // WaitFromEnv exposes the reading of LOCKSMITH_WAIT_TIMEOUT.
 var WaitFromEnv = waitFromEnv
+
+// HoldDrainer keeps the drainer goroutine (nest.go) from starting, so
+// that nestings wait in their slots until a park, a new edge or Dump
+// drains them; restore lets it run again and drains.
+func HoldDrainer() (restore func()) {
+	for !drainerOn.CompareAndSwap(false, true) {
+		runtime.Gosched()
+	}
+	return func() {
+		drainerOn.Store(false)
+		drainNestsNow()
+	}
+}
+
+// NestSlots returns how many slots of nests are in use, and how many of
+// them hold a lock strongly.
+func NestSlots() (inUse, dirty int) {
+	lockNests()
+	defer unlockNests()
+	for i := range nests[:nestHi] {
+		if nests[i].state != nestFree {
+			inUse++
+		}
+	}
+	return inUse, int(nestDirty.Load())
+}
+
+// RaceBuild: the test binary is built with -race.
+const RaceBuild = raceBuild

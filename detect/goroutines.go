@@ -42,7 +42,7 @@ type gstate struct {
 	// order, and a decrement after the gstate stopped being its) and
 	// another goroutine's ID in its home slot has no gstate.
 	away hbInt32
-	_    [20]byte // one cache line per gstate in gtable
+	_    [52]byte // 192 bytes: no two gstates of gtable share a cache line
 }
 
 const (
@@ -404,6 +404,8 @@ func sweepTick(int) {
 //
 //go:norace
 func sweep() (claimed bool) {
+	// No nesting waiting in nests keeps a lock alive past a sweep.
+	drainNestsNow()
 	var suspects []*gstate // holding a lone record alone, seen by an earlier sweep
 	visit := func(s *gstate) { sweepOne(s, &claimed, &suspects) }
 	for i := range gtable {

@@ -24,3 +24,11 @@ func copyPCs(pcs []uintptr) []uintptr { return pcs }
 
 // shiftHeld moves the records above i in hs down by one.
 func shiftHeld(hs []held, i int) { copy(hs[i:], hs[i+1:]) }
+
+// raceReleaseSlot and raceAcquireSlot order a drain of a slot of nests
+// after the goroutine that filled it: nothing outside race builds.
+func raceReleaseSlot(*nestSlot) {}
+func raceAcquireSlot(*nestSlot) {}
+
+// raceBuild: the race detector is on (see defaultMode).
+const raceBuild = false

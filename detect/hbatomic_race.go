@@ -3,6 +3,9 @@
 package detect
 
 import (
+	"runtime"
+	"unsafe"
+
 	"github.com/locksmith-go/locksmith/internal/core"
 	"github.com/locksmith-go/locksmith/internal/rt"
 )
@@ -107,3 +110,19 @@ func shiftHeld(hs []held, i int) {
 		hs[j] = hs[j+1]
 	}
 }
+
+// raceReleaseSlot, by the goroutine that filled a slot of nests (or made
+// it ready), and raceAcquireSlot, by whoever drains it, order the drain's
+// reads of the slot's locks (core.Lock.Meta) after that goroutine's
+// accesses: the slot's own lock, nestMu, is hidden. Only the drain is
+// ordered after the nesting goroutine, not the nesting goroutine after
+// anyone.
+//
+//go:norace
+func raceReleaseSlot(e *nestSlot) { runtime.RaceReleaseMerge(unsafe.Pointer(e)) }
+
+//go:norace
+func raceAcquireSlot(e *nestSlot) { runtime.RaceAcquire(unsafe.Pointer(e)) }
+
+// raceBuild: the race detector is on (see defaultMode).
+const raceBuild = true

@@ -78,6 +78,9 @@ type loneHold struct {
 	// goroutine still runs.
 	swept bool
 	defs  []deferredEdge
+	// nest is the record of a lock without Meta taken above this one
+	// (nest.go).
+	nest nestHold
 }
 
 // deferredEdge is an edge from a goroutine's lone lock into to, acquired
@@ -106,6 +109,9 @@ func tryLone(s *gstate, l *core.Lock, k *core.Class, g int64, try, read bool) bo
 	if s.lone.addr != 0 && s.lone.addr != a && !s.loneStale() {
 		return false
 	}
+	if l.SeenFlags()&nestedInto != 0 {
+		return false // an edge into l waits in a slot (nest.go)
+	}
 	var pc uintptr
 	if read {
 		pc = holdPC(l, k, g, true)
@@ -132,6 +138,9 @@ func tryLone(s *gstate, l *core.Lock, k *core.Class, g int64, try, read bool) bo
 //go:norace
 func (s *gstate) dropLone() {
 	lh := &s.lone
+	if lh.nest.addr != 0 {
+		s.dropNest()
+	}
 	if len(lh.defs) != 0 {
 		clear(lh.defs)
 		lh.defs = lh.defs[:0]
@@ -190,6 +199,13 @@ func (s *gstate) deferEdge(m *core.Meta, at *stackRec, read bool) {
 //go:norace
 func releaseLone(s *gstate, l *core.Lock, g int64) (found []pending) {
 	lh := &s.lone
+	if lh.nest.addr != 0 {
+		if lh.nest.held {
+			s.materializeNest(g) // released out of order: see nest.go
+		} else {
+			s.handOffNest(l)
+		}
+	}
 	if len(lh.defs) == 0 && !lh.wrote {
 		s.dropLone()
 		return nil
@@ -213,6 +229,7 @@ func releaseLone(s *gstate, l *core.Lock, g int64) (found []pending) {
 	}
 	if len(lh.defs) != 0 {
 		graphMu.Lock()
+		found = drainNests(found)
 		from := nodeOf(m)
 		addNode(from, true)
 		for _, d := range lh.defs {
@@ -371,8 +388,11 @@ func loneHeldOf(s *gstate, out *[]loneHolding) {
 			runtime.Gosched()
 			continue
 		}
-		if lh := s.lone; lh.addr != 0 && lh.epoch == orderEpoch.Load() {
+		if lh := &s.lone; lh.addr != 0 && lh.epoch == orderEpoch.Load() {
 			*out = append(*out, loneHolding{g: w & gMask, addr: lh.addr, k: lh.class, read: lh.read})
+			if n := &lh.nest; n.held {
+				*out = append(*out, loneHolding{g: w & gMask, addr: n.addr, k: n.class})
+			}
 		}
 		s.w.Store(w)
 		return

@@ -43,6 +43,12 @@ const (
 	// so that a lock without it has no edge in the table to look up (see
 	// edgeAt).
 	inTable = 8
+	// nestedInto: the lock was taken without Meta under a lone lock, and
+	// the edge into it left waiting in a slot (nest.go). Set on the lock
+	// itself (core.Lock.OrSeen): until a drain gives it its Meta, it must
+	// not get a lone record, whose deferred edges assume that no edge
+	// leads into the lock (lone.go).
+	nestedInto = 16
 )
 
 // written reports whether the lock can make a reader wait: a Mutex or a
@@ -73,9 +79,10 @@ func (*engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) (report 
 		// keep (fpstack.CheapCaller): elsewhere (purego, before go1.23) a
 		// lock gets its state on its first acquisition, as it must for
 		// its reports to name where it was taken.
-		if fpstack.CheapCaller && tryLone(s, l, k, g, try, false) {
+		if fpstack.CheapCaller && (tryLone(s, l, k, g, try, false) || tryNest(s, l, k, g, try, false)) {
 			return nil
 		}
+		drainNestsNow() // l may be in a slot: its site is the slot's (nest.go)
 		m = l.Meta(k)
 	}
 	return acquire(s, l, k, m, g, try, false, false)
@@ -111,9 +118,10 @@ func (*engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) 
 	}
 	s := enter(g, true)
 	if m == nil {
-		if fpstack.CheapCaller && tryLone(s, l, k, g, try, read) {
+		if fpstack.CheapCaller && (tryLone(s, l, k, g, try, read) || tryNest(s, l, k, g, try, read)) {
 			return nil
 		}
+		drainNestsNow() // as in Acquired
 		m = l.Meta(k)
 	} else if !read {
 		m = l.Meta(k)
@@ -142,6 +150,10 @@ func acquire(s *gstate, l *core.Lock, k *core.Class, m *core.Meta, g int64, try,
 		// been); edges from it would be false.
 		s.dropLone()
 		lone = false
+	}
+	if lone && s.lone.nest.held {
+		s.materializeNest(g) // the lock taken now is nested under its inner lock
+		hs = s.held
 	}
 	var (
 		known bool
@@ -302,9 +314,11 @@ func (*engine) Released(l *core.Lock, g int64) {
 	}
 	var found []pending
 	if s.lone.addr == a {
-		found = releaseLone(s, l, g)
+		found = releaseLone(s, l, g) // may add a held record: see materializeNest
+	} else {
+		s.releaseNested(l)
 	}
-	s.leave(g, len(hs))
+	s.leave(g, len(s.held))
 	if found != nil {
 		deliverFound(found)
 	}
@@ -361,6 +375,8 @@ func (*engine) ReleasedRW(l *core.Lock, g int64, read bool) {
 		default:
 			found = releaseLone(s, l, g)
 		}
+	} else {
+		s.releaseNested(l)
 	}
 	s.leave(g, len(s.held))
 	if found != nil {

@@ -130,6 +130,7 @@ func validate(g int64, s *gstate, m *core.Meta, at *stackRec, read bool) (found 
 	var wrote []*core.Meta
 	bottom := true // every record passes through: the lone lock is next
 	graphMu.Lock()
+	found = drainNests(found) // before any edge is placed: see nest.go
 	to := nodeOf(m)
 	addNode(to, false)
 	for i := len(s.held) - 1; i >= 0; i-- {
@@ -358,9 +359,10 @@ func writtenPath(start, goal *node) []*edge {
 func lateCycles(m *core.Meta, g int64) (found []pending) {
 	graphMu.Lock()
 	defer graphMu.Unlock()
+	found = drainNests(found)
 	n := nodeOf(m)
 	if n.ord == 0 {
-		return nil // not in the graph: on no cycle
+		return found // not in the graph: on no cycle
 	}
 	markLive(n)
 	for pendingN.Load() != 0 {
