@@ -297,15 +297,20 @@ func TestHelperProcess(t *testing.T) {
 }
 
 // TestEnvVar: LOCKSMITH_DETECT sets the mode at start-up, in any of the
-// accepted spellings; LOCKSMITH_DETECT_REPORT sets the default reporter
-// (PanicReporter in a test binary otherwise).
+// accepted spellings (unset or empty: Order in a test binary, Cycles
+// under the race detector); LOCKSMITH_DETECT_REPORT sets the default
+// reporter (PanicReporter in a test binary otherwise).
 func TestEnvVar(t *testing.T) {
+	def := "mode=order reporter=panic"
+	if detect.RaceBuild {
+		def = "mode=cycles reporter=panic"
+	}
 	for _, tc := range []struct {
 		value, report string
 		want          string
 	}{
-		{"<unset>", "<unset>", "mode=cycles reporter=panic"},
-		{"", "", "mode=cycles reporter=panic"},
+		{"<unset>", "<unset>", def},
+		{"", "", def},
 		{"off", "<unset>", "mode=off reporter=panic"},
 		{"order", "print", "mode=order reporter=print"},
 		{"ORDER", "PANIC", "mode=order reporter=panic"},

@@ -7,22 +7,26 @@
 //
 //   - Off: no checks and no reports. The locks' own owner checks
 //     (recursive locking, unlock by a non-owner) still hold.
-//   - Cycles (the default): when a goroutine is about to park on a lock,
+//   - Cycles (the default, except in test binaries built without -race):
+//     when a goroutine is about to park on a lock,
 //     the detector follows the wait-for chain (the lock, its owner, the
 //     lock that owner waits for, and so on); if it comes back to the
 //     caller, the deadlock exists now. A cycle is reported only if a
 //     second walk finds every edge unchanged, so a report is never a
 //     false positive. An uncontended Lock and Unlock do no extra work.
-//   - Order: Cycles, plus lock-order validation in the manner of Linux's
-//     lockdep, plus wait-timeout reports (DefaultOrderWaitTimeout unless
-//     WithWaitTimeout says otherwise). A lock taken by a goroutine that
-//     holds no other lock allocates nothing; its detection state is made
-//     once it is nested with another.
+//   - Order (the default in test binaries built without -race): Cycles,
+//     plus lock-order validation in the manner of Linux's lockdep, plus
+//     wait-timeout reports (DefaultOrderWaitTimeout unless WithWaitTimeout
+//     says otherwise). A fresh lock's first acquisitions, alone or nested
+//     under one other, allocate nothing on the calling goroutine.
+//     Under -race a test binary defaults to Cycles, because Order mode's
+//     lock-order graph orders goroutines that nest locks, which could
+//     hide a data race between them.
 //
 // The mode is read at start-up from LOCKSMITH_DETECT (off, cycles or
 // order; also Off, OFF and so on), so that
 //
-//	LOCKSMITH_DETECT=order go test ./...
+//	LOCKSMITH_DETECT=order go run ./cmd/server
 //
 // turns full checking on without code changes; Configure(WithMode(...))
 // changes it at run time. Any other value stops the program at start-up

@@ -200,34 +200,37 @@ func TestGoTestCacheSeesTheEnvironment(t *testing.T) {
 	m.passes(true, detect.EnvVar+"=off", detect.WaitTimeoutEnvVar+"=1m")
 }
 
-// TestGoTestFailsOnInversion: in Order mode, a lock-order inversion fails
-// go test, with the test's name and a report that names both acquisition
-// sites, also right after the same package passed (and was cached) in
-// the default Cycles mode, which cannot see an inversion that did not
-// hang. With LOCKSMITH_DETECT_REPORT=print it is only printed.
+// TestGoTestFailsOnInversion: in Order mode, the default of a test
+// binary, a lock-order inversion fails go test, with the test's name and
+// a report that names both acquisition sites, also right after the same
+// package passed (and was cached) in Cycles mode, which cannot see an
+// inversion that did not hang. With LOCKSMITH_DETECT_REPORT=print it is
+// only printed.
 func TestGoTestFailsOnInversion(t *testing.T) {
 	t.Parallel()
 	m := newGoModule(t, map[string]string{"bank.go": bankGo, "bank_test.go": inversionTest})
 	from := lineOf(t, bankGo, "// FROM")
 	to := lineOf(t, bankGo, "// TO")
 
-	m.passes(false)
-	m.passes(true)
-	out, code := m.goTest(detect.EnvVar + "=order")
-	t.Logf("LOCKSMITH_DETECT=order go test .:\n%s", out)
-	assert.NotZero(t, code, "the exit status")
-	assert.Regexp(t, `(?m)^FAIL\s+example\.com/bank\s`, out)
-	assert.Contains(t, out, "--- FAIL: TestTransferBothWays")
-	assert.Contains(t, out, "panic: detect: lock order inversion: goroutine ")
-	assert.Contains(t, out, "WARNING: possible circular locking dependency detected")
-	// Both sites: where each goroutine took the lock it holds (FROM) and
-	// where it took the next one (TO).
-	assert.Regexp(t, fmt.Sprintf(`locked at example\.com/bank\.Transfer\n\s+\S+/bank\.go:%d\n`, from), out)
-	assert.Regexp(t, fmt.Sprintf(`example\.com/bank\.Transfer\n\s+\S+/bank\.go:%d\n`, to), out)
-	assert.Regexp(t, fmt.Sprintf(`path 1: lock\(0x[0-9a-f]+\); lock\(0x[0-9a-f]+\); at \S+/bank\.go:%d\n`, to), out)
-	assert.Regexp(t, `example\.com/bank\.TestTransferBothWays\n\s+\S+/bank_test\.go:8\n`, out, "the closing call in the test")
+	m.passes(false, detect.EnvVar+"=cycles")
+	m.passes(true, detect.EnvVar+"=cycles")
+	for _, env := range [][]string{nil, {detect.EnvVar + "=order"}} {
+		out, code := m.goTest(env...)
+		t.Logf("%v go test .:\n%s", env, out)
+		assert.NotZero(t, code, "%v: the exit status", env)
+		assert.Regexp(t, `(?m)^FAIL\s+example\.com/bank\s`, out)
+		assert.Contains(t, out, "--- FAIL: TestTransferBothWays")
+		assert.Contains(t, out, "panic: detect: lock order inversion: goroutine ")
+		assert.Contains(t, out, "WARNING: possible circular locking dependency detected")
+		// Both sites: where each goroutine took the lock it holds (FROM)
+		// and where it took the next one (TO).
+		assert.Regexp(t, fmt.Sprintf(`locked at example\.com/bank\.Transfer\n\s+\S+/bank\.go:%d\n`, from), out)
+		assert.Regexp(t, fmt.Sprintf(`example\.com/bank\.Transfer\n\s+\S+/bank\.go:%d\n`, to), out)
+		assert.Regexp(t, fmt.Sprintf(`path 1: lock\(0x[0-9a-f]+\); lock\(0x[0-9a-f]+\); at \S+/bank\.go:%d\n`, to), out)
+		assert.Regexp(t, `example\.com/bank\.TestTransferBothWays\n\s+\S+/bank_test\.go:8\n`, out, "the closing call in the test")
+	}
 
-	out = m.passes(false, detect.EnvVar+"=order", detect.ReportEnvVar+"=print")
+	out := m.passes(false, detect.EnvVar+"=order", detect.ReportEnvVar+"=print")
 	assert.NotContains(t, out, "possible circular", "go test hides a passing package's output")
 }
 
