@@ -11,8 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/locksmith-go/locksmith/detect"
 )
 
 // testEvent is one line of go test -json (cmd/test2json's TestEvent).
@@ -102,11 +100,11 @@ func fixture(t *testing.T) map[string]string {
 //   - With no helper (package nohelper) the default reporter panics: the
 //     package fails at the first inversion, with the test's name.
 //
-// LOCKSMITH_DETECT=order turns Order mode on.
+// No LOCKSMITH_ variable is set: Order mode is the test binaries' default.
 func TestGoTestVerify(t *testing.T) {
 	t.Parallel()
 	m := newGoModule(t, fixture(t))
-	out, code := m.goCmd([]string{"test", "-json", "./..."}, detect.EnvVar+"=order")
+	out, code := m.goCmd([]string{"test", "-json", "./..."})
 	assert.NotZero(t, code, "the exit status")
 	pkgs := parseTestJSON(t, out)
 	t.Logf("go test -json ./...:\n%s", out)
