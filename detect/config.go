@@ -197,15 +197,38 @@ func PrintReporter(r *Report) { fmt.Fprint(stderr(), r.String()) }
 // In a test binary, the panic's message names the test whose goroutine
 // made the inversion (the goroutine's own test, or the test that started
 // it), as go test does not when the panic is not on the test's goroutine.
+//
+// In a test binary a wait-timeout or Cond-wait report panics too, once
+// printed, from the watchdog's goroutine: a goroutine has waited longer
+// than the wait timeout (30 s by default in tests) for a lock or a
+// signal, which a test that passes never does, and no helper (VerifyNone,
+// VerifyTestMain) took the report to fail its test, so only a panic makes
+// the package fail. The message names the waiter's test. Outside test
+// binaries these reports are only printed.
 func PanicReporter(r *Report) {
-	if r.Kind == LockOrder {
+	switch {
+	case r.Kind == LockOrder:
 		if inTestBinary && !r.claimDone {
 			claimTest(r)
 		}
 		panic(&LockOrderError{Report: r})
+	case inTestBinary && (r.Kind == WaitTimeout || r.Kind == CondWait):
+		if !r.claimDone {
+			claimTest(r)
+		}
+		PrintReporter(r)
+		panic(&waitStop{fmt.Sprintf("detect: %s (%s) -- with no detect.VerifyNone or detect.VerifyTestMain to fail the test and go on, the test binary stops here",
+			r.Line(), strings.TrimSuffix(madeIn(r), ":"))})
 	}
 	PrintReporter(r)
 }
+
+// waitStop is PanicReporter's panic value for a wait-timeout or Cond-wait
+// report in a test binary, which the watchdog does not recover (see
+// deliverRecovered).
+type waitStop struct{ msg string }
+
+func (e *waitStop) Error() string { return e.msg }
 
 // WithWaitTimeout reports, once, any goroutine blocked on one locksmith
 // lock for longer than d, naming the holder and its current stack. d > 0

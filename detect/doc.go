@@ -152,7 +152,8 @@
 // goroutines still blocked on a lock; VerifyTestMain reports what no test
 // claimed and the goroutines still blocked when the tests are done, and
 // fails the package. Without either, the default reporter's panic ends
-// the test binary at the first inversion, as any panic in a test does.
+// the test binary at the first inversion or wait timeout, as any panic
+// in a test does.
 // The library never calls os.Exit, except in VerifyTestMain, which
 // exits with the tests' status as goleak.VerifyTestMain does.
 //

@@ -98,7 +98,9 @@ func fixture(t *testing.T) map[string]string {
 //     inversion is printed at the end with the test that made it, and the
 //     package fails.
 //   - With no helper (package nohelper) the default reporter panics: the
-//     package fails at the first inversion, with the test's name.
+//     package fails at the first inversion, with the test's name; and
+//     at a wait timeout (package nohelperwait), once the report is
+//     printed.
 //
 // No LOCKSMITH_ variable is set: Order mode is the test binaries' default.
 func TestGoTestVerify(t *testing.T) {
@@ -150,4 +152,14 @@ func TestGoTestVerify(t *testing.T) {
 	assert.Equal(t, "fail", nh.action["TestInversion"])
 	assert.Contains(t, nh.output["TestInversion"], "panic: detect: lock order inversion")
 	assert.Contains(t, nh.output["TestInversion"], "(in nohelper.TestInversion)", "the panic names the test")
+
+	nw := pkgs["example.com/bank/nohelperwait"]
+	require.NotNil(t, nw, "no events for package nohelperwait")
+	assert.Equal(t, "fail", nw.pkg, "a wait timeout with no helper fails the package")
+	// The panic is the watchdog's goroutine's, not the test's: go test
+	// gives the test no end event, as for any such panic.
+	assert.NotEqual(t, "pass", nw.action["TestWaitsForEver"])
+	assert.Contains(t, nw.output["TestWaitsForEver"], "goroutine blocked on a lock for")
+	assert.Contains(t, nw.output["TestWaitsForEver"], "the test binary stops here")
+	assert.Contains(t, nw.output["TestWaitsForEver"], "(from nohelperwait.TestWaitsForEver", "the panic names the test")
 }

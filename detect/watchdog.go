@@ -156,9 +156,15 @@ func deliverOverdue(rs []*Report) {
 	}
 }
 
+// deliverRecovered delivers r, recovering a reporter's panic, except
+// PanicReporter's in a test binary (waitStop), whose purpose is to end
+// the binary.
 func deliverRecovered(r *Report) {
 	defer func() {
 		if v := recover(); v != nil {
+			if _, stop := v.(*waitStop); stop {
+				panic(v)
+			}
 			fmt.Fprintf(stderr(), "locksmith: the wait-timeout reporter panicked: %v\n(the report it was given follows)\n%s", v, r)
 		}
 	}()
