@@ -303,7 +303,7 @@ func WriteDOT(w io.Writer) error {
 		label string
 	}
 	var order []pair
-	drainNestsNow() // the nestings waiting in nests (nest.go) are edges too
+	deliverDrained(drainNestsNow()) // the nestings waiting in nests (nest.go) are edges too
 	graphMu.Lock()
 	for i := range graph.Len() {
 		n := *graph.At(i)

@@ -411,7 +411,7 @@ func (engine) Forget(ms []*core.Meta) {
 // Parked drains the nestings waiting in nests (nest.go): a lock a slot
 // holds strongly would hide its waiter from Go's goroutine leak profile.
 func (engine) Parked() {
-	drainNestsNow()
+	deliverDrained(drainNestsNow())
 	watchdogParked()
 }
 

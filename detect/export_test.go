@@ -36,14 +36,14 @@ func OwnerOf(l sync.Locker) int64 { return adapt(l).Lock.Owner() }
 
 // LockID returns the detector's ID for l, creating its metadata if needed.
 func LockID(l sync.Locker) uint64 {
-	drainNestsNow()
+	deliverDrained(drainNestsNow())
 	a := adapt(l)
 	return a.Lock.Meta(a.Class).ID
 }
 
 // HasEdge reports whether the lock-order graph has the edge a -> b.
 func HasEdge(a, b sync.Locker) bool {
-	drainNestsNow()
+	deliverDrained(drainNestsNow())
 	ma, mb := adapt(a).Lock.PeekMeta(), adapt(b).Lock.PeekMeta()
 	if ma == nil || mb == nil {
 		return false
@@ -56,7 +56,7 @@ func HasEdge(a, b sync.Locker) bool {
 // HasPath reports whether the lock-order graph has a path a ->* b of
 // edges in the order.
 func HasPath(a, b sync.Locker) bool {
-	drainNestsNow()
+	deliverDrained(drainNestsNow())
 	ma, mb := adapt(a).Lock.PeekMeta(), adapt(b).Lock.PeekMeta()
 	if ma == nil || mb == nil {
 		return false
@@ -87,7 +87,7 @@ func HasPath(a, b sync.Locker) bool {
 // the nodes' lists and their positions agree. It returns "" or what is
 // wrong.
 func OrderConsistent() string {
-	drainNestsNow()
+	deliverDrained(drainNestsNow())
 	graphMu.Lock()
 	defer graphMu.Unlock()
 	pos := map[int64]uint64{}
@@ -155,7 +155,7 @@ type Stats struct {
 
 // ReadStats returns the sizes of the detector's tables.
 func ReadStats() Stats {
-	drainNestsNow()
+	deliverDrained(drainNestsNow())
 	var s Stats
 	graphMu.Lock()
 	s.Nodes = graph.Len()
@@ -288,7 +288,7 @@ func HomeAway(slot int) int { return int(gtable[slot].away.Load()) }
 // PeekMeta returns l's Meta, or nil, once the nestings waiting for the
 // drainer are drained (nest.go).
 func PeekMeta(l sync.Locker) *core.Meta {
-	drainNestsNow()
+	deliverDrained(drainNestsNow())
 	return adapt(l).Lock.PeekMeta()
 }
 
@@ -321,7 +321,7 @@ func HoldDrainer() (restore func()) {
 	}
 	return func() {
 		drainerOn.Store(false)
-		drainNestsNow()
+		deliverDrained(drainNestsNow())
 	}
 }
 

@@ -405,7 +405,7 @@ func sweepTick(int) {
 //go:norace
 func sweep() (claimed bool) {
 	// No nesting waiting in nests keeps a lock alive past a sweep.
-	drainNestsNow()
+	deliverDrained(drainNestsNow())
 	var suspects []*gstate // holding a lone record alone, seen by an earlier sweep
 	visit := func(s *gstate) { sweepOne(s, &claimed, &suspects) }
 	for i := range gtable {
@@ -447,7 +447,7 @@ func sweepOne(s *gstate, claimed *bool, suspects *[]*gstate) {
 	raceAcquireHolds(s)
 	s.drop(w &^ idleBit)
 	if s.loneStale() {
-		s.dropLone()
+		s.dropStaleLone()
 	}
 	if s.lone.addr != 0 {
 		if len(s.held) == 0 && s.lone.swept {

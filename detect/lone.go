@@ -117,7 +117,10 @@ func tryLone(s *gstate, l *core.Lock, k *core.Class, g int64, try, read bool) bo
 		pc = holdPC(l, k, g, true)
 	}
 	if s.lone.addr != 0 {
-		s.dropLone() // stale, or a record of l itself
+		s.dropStaleLone() // stale, or a record of l itself
+		if len(s.held) != 0 {
+			return false // its nest record's lock is held: see dropNest
+		}
 	}
 	// Field by field, as in dropLone: the record is empty, and a struct
 	// literal built on the stack and copied in 16-byte moves stalls on
@@ -136,10 +139,20 @@ func tryLone(s *gstate, l *core.Lock, k *core.Class, g int64, try, read bool) bo
 // fields a record sets (see tryLone).
 //
 //go:norace
-func (s *gstate) dropLone() {
+func (s *gstate) dropLone() { s.dropLoneKeep(false) }
+
+// dropStaleLone is dropLone for a record found stale while its goroutine
+// still runs: a nest record's inner lock, if held, stays recorded (see
+// dropNest).
+//
+//go:norace
+func (s *gstate) dropStaleLone() { s.dropLoneKeep(true) }
+
+//go:norace
+func (s *gstate) dropLoneKeep(keep bool) {
 	lh := &s.lone
 	if lh.nest.addr != 0 {
-		s.dropNest()
+		s.dropNest(keep)
 	}
 	if len(lh.defs) != 0 {
 		clear(lh.defs)
@@ -204,11 +217,24 @@ func releaseLone(s *gstate, l *core.Lock, g int64) (found []pending) {
 			s.materializeNest(g) // released out of order: see nest.go
 		} else {
 			s.handOffNest(l)
+			// l is free already (the release is forwarded after it): a
+			// goroutine may have taken it under another lock, made its
+			// Meta and placed an edge into it before the slot was ready,
+			// which its drain then skipped. Either it sees the slot ready
+			// or this load sees its Meta (both sides' atomics are
+			// sequentially consistent); in the second case the edge is
+			// placed here, and a cycle it closes is reported by this
+			// release, as a deferred edge's would be.
+			if l.PeekMeta() != nil && nestDirty.Load() != 0 {
+				graphMu.Lock()
+				found = drainNests(found)
+				graphMu.Unlock()
+			}
 		}
 	}
 	if len(lh.defs) == 0 && !lh.wrote {
 		s.dropLone()
-		return nil
+		return found
 	}
 	m := l.Meta(lh.class)
 	if lh.wrote && m.Flags.Load()&writeSeen == 0 {

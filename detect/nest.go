@@ -35,8 +35,12 @@ import (
 // is exact: an edge that enters a slot's outer lock needs the lock's Meta
 // and an acquisition of it under another lock, neither of which happens
 // while the slot's goroutine holds it for writing; and once it is
-// released, the next edge placed anywhere drains the slot first. A
-// waiting edge closes no cycle either: no edge leads into a lock without
+// released, the next edge placed anywhere drains the slot first. The
+// release is forwarded after the lock is free, so an edge into it can be
+// placed between the two; the release then sees the lock's Meta and
+// drains itself, reporting a cycle so closed as the release of a lone
+// lock reports its deferred edges' (see releaseLone). A waiting edge
+// closes no cycle either: no edge leads into a lock without
 // Meta, and no two slots share a lock (tryNest falls back to the Meta
 // path when a lock it nests is already in a slot), so a drain's edges are
 // never reported. The inner lock, which an edge leads into, is marked
@@ -57,11 +61,22 @@ import (
 // materializeNest): the inner lock gets its Meta and a held record, and
 // the edge becomes one of the lone record's deferred edges, as if the
 // inner lock had had a Meta when it was taken. A nesting of the same two
-// locks whose slot waits to be drained reuses that slot. Read holds,
-// TryLock holds, an RWMonitor's locks, and builds whose holder PC is not
-// cheap (fpstack.CheapCaller) take the Meta path. With every slot in use
-// a nesting takes the Meta path too; nestSlots bounds what the table
-// keeps alive.
+// locks whose slot waits to be drained reuses that slot. A lone record
+// found stale (Order mode was left and entered again) drops the edge but
+// keeps a held inner lock as a held record with its Meta, which can be
+// checked as the lone one cannot (dropNest).
+//
+// Read holds, TryLock holds, an RWMonitor's locks (outer or inner: a
+// downgraded write hold is shared, and edges can lead into it), race
+// builds (a drain on one goroutine would order it after the nesting
+// goroutine, hiding a data race between them) and builds whose holder PC
+// is not cheap (fpstack.CheapCaller) take the Meta path. With every slot
+// in use a nesting takes the Meta path too; nestSlots bounds what the
+// table keeps alive. A drain that is not an edge's placement (a park,
+// the drainer, a sweep) delivers what it finds without letting a
+// reporter's panic through (deliverDrained): by the rules above it finds
+// nothing, and if it did, no edge of the goroutine running it closed the
+// cycle.
 
 // nestHold is a goroutine's nest record; addr is 0 while it has none.
 type nestHold struct {
@@ -156,8 +171,8 @@ func unlockNestsYield() {
 func tryNest(s *gstate, l *core.Lock, k *core.Class, g int64, try, read bool) bool {
 	a := uintptr(unsafe.Pointer(l))
 	lh := &s.lone
-	if try || read || k.RW && k.Reentrant || len(s.held) != 0 || lh.addr == 0 || lh.addr == a ||
-		lh.read || lh.try || s.loneStale() {
+	if raceBuild || try || read || k.RW && k.Reentrant || len(s.held) != 0 || lh.addr == 0 || lh.addr == a ||
+		lh.read || lh.try || lh.class.RW && lh.class.Reentrant || s.loneStale() {
 		return false
 	}
 	n := &lh.nest
@@ -237,7 +252,8 @@ func (s *gstate) releaseNested(l *core.Lock) bool {
 
 // handOffNest ends s's nest record at the release of the lone lock l:
 // the slot, if the record opened it, becomes ready for a drain, with l
-// and where it was taken. s is busy.
+// and where it was taken. s is busy. The caller (releaseLone) then looks
+// whether l has a Meta, and drains itself if it has (see there).
 //
 //go:norace
 func (s *gstate) handOffNest(l *core.Lock) {
@@ -259,12 +275,19 @@ func (s *gstate) handOffNest(l *core.Lock) {
 }
 
 // dropNest forgets s's nest record without its edge, for dropLone: the
-// lone record is stale, so the outer lock's release is not seen. s is
-// busy, or the sweeper's.
+// lone record is stale, so the outer lock's release is not seen. If keep,
+// an inner lock the record says is held stays recorded, as a held record
+// with its Meta, which the usual checks (held.stale) verify: a record of
+// a lock with Meta can be asked whether it is still held, a lone one
+// cannot. s is busy, or the sweeper's.
 //
 //go:norace
-func (s *gstate) dropNest() {
+func (s *gstate) dropNest(keep bool) {
 	n := &s.lone.nest
+	if keep && n.held {
+		s.materialize(false)
+		return
+	}
 	lockNests()
 	e := &nests[n.slot]
 	if n.own && e.state == nestOpen {
@@ -308,7 +331,14 @@ func freeSlot(e *nestSlot) {
 // another lock, or releases the lone lock first. s is busy.
 //
 //go:norace
-func (s *gstate) materializeNest(g int64) {
+func (s *gstate) materializeNest(g int64) { s.materialize(true) }
+
+// materialize is materializeNest; without edge, the waiting edge is
+// dropped (the lone record is stale: see dropNest). s is busy, or the
+// sweeper's.
+//
+//go:norace
+func (s *gstate) materialize(edge bool) {
 	n := &s.lone.nest
 	lockNests()
 	e := &nests[n.slot]
@@ -344,7 +374,7 @@ func (s *gstate) materializeNest(g int64) {
 	unlockNests()
 	*n = nestHold{}
 	s.held = append(s.held, held{meta: m, at: at})
-	if own {
+	if own && edge {
 		s.lone.defs = append(s.lone.defs, deferredEdge{to: m, at: at})
 	}
 }
@@ -364,13 +394,18 @@ func (s *gstate) materializeNest(g int64) {
 //
 //go:norace
 func drainNests(found []pending) []pending {
-	for round := 0; round < 2 && nestDirty.Load() != 0; round++ {
+	for more := true; more && nestDirty.Load() != 0; {
 		n := int(nestDirty.Load()) + 4
 		ws := make([]nestSlot, 0, n)
 		idx := make([]int, 0, n)
+		more = false
 		lockNests()
 		for i := range nests[:nestHi] {
-			if e := &nests[i]; e.dirty() && len(ws) < cap(ws) {
+			if e := &nests[i]; e.dirty() {
+				if len(ws) == cap(ws) {
+					more = true // made dirty since the count: another round
+					break
+				}
 				raceAcquireSlot(e)
 				ws = append(ws, *e)
 				idx = append(idx, i)
@@ -446,17 +481,40 @@ func siteRec(m *core.Meta, at *stackRec) *stackRec {
 	return at
 }
 
-// drainNestsNow drains under graphMu and delivers what it found, for the
-// callers that hold nothing of the graph (a park, a sweep, Dump).
-func drainNestsNow() {
+// drainNestsNow drains under graphMu for the callers that place no edge
+// of their own (a park, a sweep, the drainer, Dump, and Acquired before
+// it makes a lock's Meta), and returns what the drain found for
+// deliverDrained.
+func drainNestsNow() (found []pending) {
 	if nestDirty.Load() == 0 {
-		return
+		return nil
 	}
 	graphMu.Lock()
-	found := drainNests(nil)
+	found = drainNests(nil)
 	graphMu.Unlock()
-	if found != nil {
-		deliverFound(found)
+	return found
+}
+
+// deliverDrained delivers the cycles that a drain outside any edge's
+// placement found, where the goroutine has left its gstate. None is
+// expected (see the top of this file); one that is found closed no edge
+// of the goroutine running the drain, so a reporter's panic (as
+// PanicReporter's for an inversion) is recovered and the report printed,
+// instead of failing an acquisition or a park that made no inversion.
+func deliverDrained(found []pending) {
+	for _, p := range found {
+		r := orderReport(p)
+		if r == nil {
+			continue
+		}
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					PrintReporter(r)
+				}
+			}()
+			deliver(r)
+		}()
 	}
 }
 
@@ -479,7 +537,7 @@ func wakeDrainer() {
 //go:norace
 func nestDrainer() {
 	for {
-		drainNestsNow()
+		deliverDrained(drainNestsNow())
 		drainerOn.Store(false)
 		if nestDirty.Load() == 0 || !drainerOn.CompareAndSwap(false, true) {
 			return

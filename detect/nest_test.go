@@ -12,6 +12,7 @@ import (
 	"github.com/locksmith-go/locksmith/detect"
 	"github.com/locksmith-go/locksmith/internal/testkit/detecttest"
 	"github.com/locksmith-go/locksmith/internal/testkit/testutil"
+	"github.com/locksmith-go/locksmith/monitor"
 	"github.com/locksmith-go/locksmith/mutex"
 )
 
@@ -239,4 +240,61 @@ func TestNestingInversionAtLock(t *testing.T) {
 			assert.Len(t, rec.All(detect.LockOrder), 1)
 		})
 	}
+}
+
+// TestNestingInnerHeldAcrossEpochs: an inner lock held while Order mode
+// is left and entered again stays recorded (its lone record is stale and
+// dropped, but a held record of a lock with Meta can be checked), so a
+// lock taken under it gets its edge and the inversion of that edge is
+// reported.
+func TestNestingInnerHeldAcrossEpochs(t *testing.T) {
+	skipWithoutNests(t)
+	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
+	restore := detect.HoldDrainer()
+	defer restore()
+	var a, b, c mutex.Mutex
+	a.Lock()
+	b.Lock()                                           // waits in a slot
+	detect.Configure(detect.WithMode(detect.Cycles))() // out of Order mode and back
+	c.Lock()                                           // b -> c: b is held
+	c.Unlock()
+	b.Unlock()
+	a.Unlock()
+	assert.True(t, detect.HasEdge(&b, &c))
+	inGoroutine(func() { lockPair(&c, &b) })
+	assert.Len(t, rec.All(detect.LockOrder), 1, "%s", rec)
+}
+
+// TestNestingDowngradedOuterReportedAtRelease: an RWMonitor taken alone
+// for writing and then downgraded (Lock, RLock, Unlock) is shared by
+// readers, so an edge can lead into it while its goroutine holds it: a
+// lock nested under it takes the Meta path, and an inversion through
+// the downgraded lock is reported by the goroutine whose release adds
+// its deferred edge, never by a drain on another goroutine.
+func TestNestingDowngradedOuterReportedAtRelease(t *testing.T) {
+	skipWithoutNests(t)
+	rec := detecttest.Configure(t, detect.WithMode(detect.Order))
+	restore := detect.HoldDrainer()
+	defer restore()
+	var a monitor.RWMonitor
+	var b, x mutex.Mutex
+	step := make(chan struct{})
+	released := make(chan int)
+	go func() {
+		a.Lock()
+		b.Lock()
+		b.Unlock()
+		a.RLock()
+		a.Unlock() // downgraded: a reader of a now
+		step <- struct{}{}
+		<-step
+		a.RUnlock() // adds a -> b, closing a -> b -> x -> a
+		released <- len(rec.All(detect.LockOrder))
+	}()
+	<-step
+	inGoroutine(func() { lockPair(&b, &x) })                             // b -> x
+	inGoroutine(func() { x.Lock(); a.RLock(); a.RUnlock(); x.Unlock() }) // x -> a
+	step <- struct{}{}
+	assert.Equal(t, 1, <-released, "reported by the release that closed it")
+	assert.Len(t, rec.All(detect.LockOrder), 1)
 }

@@ -71,6 +71,7 @@ func written(m *core.Meta) bool { return !m.Class.RW || m.Flags.Load()&writeSeen
 // edge no atomic load, and any other acquisition none but the load of
 // the lock's flags that it makes anyway (core.FlagGone is one of them).
 func (*engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) (report func()) {
+	var drained []pending
 	m := l.PeekMeta() // inlined, unlike Meta
 	s := enter(g, true)
 	if m == nil {
@@ -82,10 +83,14 @@ func (*engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) (report 
 		if fpstack.CheapCaller && (tryLone(s, l, k, g, try, false) || tryNest(s, l, k, g, try, false)) {
 			return nil
 		}
-		drainNestsNow() // l may be in a slot: its site is the slot's (nest.go)
+		drained = drainNestsNow() // l may be in a slot: its site is the slot's (nest.go)
 		m = l.Meta(k)
 	}
-	return acquire(s, l, k, m, g, try, false, false)
+	report = acquire(s, l, k, m, g, try, false, false)
+	if drained != nil {
+		deliverDrained(drained) // s is left
+	}
+	return report
 }
 
 // AcquiredRW records that g acquired the read-write lock l (its writer
@@ -106,6 +111,7 @@ func (*engine) Acquired(l *core.Lock, k *core.Class, g int64, try bool) (report 
 // '^$' -bench 'OrderRWNestedPair' ./detect).
 func (*engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) (report func()) {
 	late := false
+	var drained []pending
 	var m *core.Meta
 	if read && k.Reentrant {
 		if rw := core.RWOf(l, k); rw.Writer() == g || rw.HoldsRead(g) > 1 {
@@ -121,7 +127,7 @@ func (*engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) 
 		if fpstack.CheapCaller && (tryLone(s, l, k, g, try, read) || tryNest(s, l, k, g, try, read)) {
 			return nil
 		}
-		drainNestsNow() // as in Acquired
+		drained = drainNestsNow() // as in Acquired
 		m = l.Meta(k)
 	} else if !read {
 		m = l.Meta(k)
@@ -130,7 +136,11 @@ func (*engine) AcquiredRW(l *core.Lock, k *core.Class, g int64, try, read bool) 
 		m.Flags.Or(writeSeen)
 		late = pendingN.Load() != 0
 	}
-	return acquire(s, l, k, m, g, try, read, late)
+	report = acquire(s, l, k, m, g, try, read, late)
+	if drained != nil {
+		deliverDrained(drained) // s is left
+	}
+	return report
 }
 
 // acquire records g's acquisition of l, of class k, whose Meta is m (see
@@ -148,8 +158,9 @@ func acquire(s *gstate, l *core.Lock, k *core.Class, m *core.Meta, g int64, try,
 		// Stale: the lock is taken again, or Order mode was left since
 		// the record was made, so it was released unseen (or may have
 		// been); edges from it would be false.
-		s.dropLone()
+		s.dropStaleLone()
 		lone = false
+		hs = s.held // a held inner lock of its nest record stays: see dropNest
 	}
 	if lone && s.lone.nest.held {
 		s.materializeNest(g) // the lock taken now is nested under its inner lock
