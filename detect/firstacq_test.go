@@ -93,9 +93,7 @@ func TestFirstAcquisitionsAllocateNothingInOrder(t *testing.T) {
 // the calling goroutine. testing.AllocsPerRun runs with one P, where the
 // drainer cannot run until the test gives way.
 func TestFirstNestingAllocatesNothing(t *testing.T) {
-	if !fastSites {
-		t.Skip("without the frame-pointer walk (purego, before go1.23) Order mode makes a lock's state on its first acquisition")
-	}
+	skipWithoutNests(t)
 	defer detect.Configure(detect.WithMode(detect.Order), detect.WithWaitTimeout(0))()
 	var pair func()
 	for _, c := range firstAcquisitions {

@@ -21,8 +21,12 @@ import (
 // drainer goroutine runs.
 
 func skipWithoutNests(t *testing.T) {
+	t.Helper()
 	if !fastSites {
 		t.Skip("without the frame-pointer walk (purego, before go1.23) a nesting takes the Meta path")
+	}
+	if detect.RaceBuild {
+		t.Skip("under the race detector a nesting takes the Meta path (nest.go)")
 	}
 }
 
