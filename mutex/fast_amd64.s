@@ -14,7 +14,9 @@
 // retaken at its last site and the unconditional store showed in
 // lockbench's uncontended and nested pairs.
 // If the CompareAndSwap fails it tail-calls lockHeld, which goes straight
-// to the slow path; without a fast ID or in Order mode, lockGo.
+// to the slow path. In Order mode with a fast ID (orderWord not 0) it
+// makes the same CompareAndSwap and PC store, then tail-calls
+// lockOrdered, which forwards the acquisition; without a fast ID, lockGo.
 //
 // PCALIGN: lock and unlock each start a cache line, as monitor's do (see
 // monitor/fast_amd64.s), so that what a pair costs does not depend on
@@ -24,7 +26,7 @@ TEXT ·lock(SB),NOSPLIT,$0-8
 	PCALIGN $64
 	MOVQ ·fastWord(SB), BX
 	TESTQ BX, BX
-	JEQ slow
+	JEQ notfast
 	GOID(BX, CX)
 	SHLQ $const_ownerShift, CX
 	MOVQ m+0(FP), DX
@@ -40,6 +42,23 @@ samesite:
 	RET
 held:
 	JMP ·lockHeld(SB)
+notfast:
+	MOVQ ·orderWord(SB), BX
+	TESTQ BX, BX
+	JEQ slow
+	GOID(BX, CX)
+	SHLQ $const_ownerShift, CX
+	MOVQ m+0(FP), DX
+	XORL AX, AX
+	LOCK
+	CMPXCHGQ CX, (Mutex_l+const_stateOff)(DX)
+	JNE held
+	MOVQ 0(SP), AX
+	CMPQ AX, (Mutex_l+const_pcOff)(DX)
+	JEQ ordered
+	MOVQ AX, (Mutex_l+const_pcOff)(DX)
+ordered:
+	JMP ·lockOrdered(SB)
 slow:
 	JMP ·lockGo(SB)
 
