@@ -13,8 +13,10 @@
 // acquisition PC (core.Lock.SetHolderPC), the return address at 0(SP)
 // in the caller that Lock is inlined into; reentries is 0 already. Otherwise (held by another goroutine, or
 // waiters), or if the CompareAndSwap fails, it tail-calls lockHeld,
-// which goes straight to the slow path; without a fast ID or in Order
-// mode, lockGo.
+// which goes straight to the slow path. In Order mode with a fast ID
+// (orderWord not 0), a free monitor is taken the same way, CompareAndSwap
+// and PC, and lockOrdered forwards the first entry; anything else, and
+// everything without a fast ID, goes to lockGo.
 //
 // Why test for 0 first: lockGo compares the owner first, which costs a
 // first entry a mask, a compare and a branch before its CompareAndSwap;
@@ -75,6 +77,23 @@ notfree:
 held:
 	JMP ·lockHeld(SB)
 slow:
+	MOVQ ·orderWord(SB), BX
+	TESTQ BX, BX
+	JEQ gocode
+	GOID(BX, CX)
+	SHLQ $const_ownerShift, CX
+	MOVQ m+0(FP), DX
+	XORL AX, AX
+	LOCK
+	CMPXCHGQ CX, (Monitor_l+const_stateOff)(DX)
+	JNE gocode // held (a re-entry, perhaps), or waiters: lockGo sorts it out
+	MOVQ 0(SP), AX
+	CMPQ AX, (Monitor_l+const_pcOff)(DX)
+	JEQ ordered
+	MOVQ AX, (Monitor_l+const_pcOff)(DX)
+ordered:
+	JMP ·lockOrdered(SB)
+gocode:
 	JMP ·lockGo(SB)
 
 // func unlock(m *Monitor)

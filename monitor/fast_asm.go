@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/locksmith-go/locksmith/internal/core"
+	"github.com/locksmith-go/locksmith/internal/gid"
 )
 
 // lock and unlock are Lock's and Unlock's fast paths in assembly
@@ -38,7 +39,22 @@ const entrySkip = 1
 // else 0; core keeps it in step with the mode.
 var fastWord atomic.Uintptr
 
-func init() { core.RegisterFastWord(&fastWord) }
+// orderWord is what lock tests when fastWord is 0: gid's offset while
+// Order mode is on with a fast goroutine ID, else 0 (core.RegisterOrderWord).
+var orderWord atomic.Uintptr
+
+func init() {
+	core.RegisterFastWord(&fastWord)
+	core.RegisterOrderWord(&orderWord)
+}
+
+// lockOrdered is where lock goes in Order mode once its own
+// CompareAndSwap has taken a free m and stored the holder's PC: it
+// forwards the first entry, as lockGo does after its CompareAndSwap.
+//
+//lint:ignore U1000 fast_amd64.s jumps here
+//go:noinline
+func lockOrdered(m *Monitor) { m.acquired(gid.Get(), false) }
 
 // Constants for the assembly (go_asm.h).
 //
